@@ -1,0 +1,90 @@
+"""Atomic file writes that never clobber by accident (no torch, no textual).
+
+Every file this tool writes (reports, row exports, traces) goes through here: a temporary
+file in the destination directory, fsync, then ``os.replace``, so a crash or a full disk
+leaves either the old file or the new one, never half of one. Errors are re-raised as
+:class:`ExportError` with a one-line message naming the user's path, not the temp name.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import tempfile
+from pathlib import Path
+
+
+class ExportError(Exception):
+    """A write the user asked for could not be done; the message names their path."""
+
+
+class DestinationExists(ExportError):
+    """The destination exists and the caller did not ask to overwrite it."""
+
+
+def check_destination(path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Validate a destination before any work is done; return it as a Path.
+
+    A symlink at the destination is replaced by the new file (the link's target is left
+    untouched), and counts as an existing file for the overwrite confirmation.
+    """
+    destination = Path(os.fspath(path)).expanduser()
+    if destination.is_dir():
+        raise ExportError(f"{destination} is a directory: give a file name inside it")
+    parent = destination.parent
+    if not parent.exists():
+        raise ExportError(f"{parent} does not exist: create it first or pick another place")
+    if not parent.is_dir():
+        raise ExportError(f"{parent} is not a directory: pick another place for {destination.name}")
+    if (destination.exists() or destination.is_symlink()) and not overwrite:
+        raise DestinationExists(f"{destination} already exists: confirm to overwrite it")
+    return destination
+
+
+def _describe(error: OSError, destination: Path) -> str:
+    reasons = {
+        errno.ENOSPC: "no space left on the device",
+        errno.EDQUOT: "disk quota exceeded",
+        errno.EACCES: "permission denied",
+        errno.EPERM: "permission denied",
+        errno.EROFS: "the file system is read-only",
+        errno.ENAMETOOLONG: "the file name is too long",
+    }
+    reason = reasons.get(error.errno or 0, error.strerror or str(error))
+    return f"could not write {destination}: {reason}"
+
+
+def write_bytes_atomically(
+    path: str | os.PathLike, data: bytes, *, overwrite: bool = False, mode: int = 0o644
+) -> Path:
+    """Write ``data`` to ``path`` atomically; raise ExportError naming ``path`` on failure."""
+    destination = check_destination(path, overwrite=overwrite)
+    temp_name = None
+    try:
+        descriptor, temp_name = tempfile.mkstemp(
+            prefix=f".{destination.name[:40]}.", suffix=".tmp", dir=destination.parent
+        )
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp_name, mode)
+        if not overwrite and (destination.exists() or destination.is_symlink()):
+            raise DestinationExists(f"{destination} already exists: confirm to overwrite it")
+        os.replace(temp_name, destination)
+        temp_name = None
+    except OSError as error:
+        raise ExportError(_describe(error, destination)) from error
+    finally:
+        if temp_name is not None:
+            try:
+                os.unlink(temp_name)
+            except OSError:
+                pass
+    return destination
+
+
+def write_text_atomically(
+    path: str | os.PathLike, text: str, *, overwrite: bool = False, mode: int = 0o644
+) -> Path:
+    return write_bytes_atomically(path, text.encode("utf-8"), overwrite=overwrite, mode=mode)

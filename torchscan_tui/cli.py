@@ -1,0 +1,161 @@
+"""``torchscan-tui``: arguments to a headless run (``--json``) or to the app.
+
+This module imports neither torch nor textual at import time: the headless path needs
+neither in this process, and the app is imported only when it is launched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+
+from .atomic import DestinationExists, ExportError, check_destination
+from .report import ReportError, load_report, save_report
+from .session import OutputLine, RunConfig, RunFinished, Session
+
+EXIT_OK = 0
+EXIT_WORKLOAD_FAILED = 1
+EXIT_USAGE = 2
+EXIT_CANCELLED = 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="torchscan-tui",
+        description=(
+            "Run a PyTorch workload, show its whole-process peak RSS (from the kernel) and "
+            "its operators ranked by self time, grouped by input shape."
+        ),
+    )
+    parser.add_argument("script", help="the workload script, or a saved report (.json)")
+    parser.add_argument("--callable", dest="callable_name", metavar="NAME", default=None,
+                        help="the function to profile (default: workload, else the whole script)")
+    parser.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], default="auto",
+                        help="which profiler activities to use (the script places its tensors)")
+    parser.add_argument("--row-limit", type=int, metavar="N", default=None,
+                        help="keep the top N rows (the context records the total)")
+    parser.add_argument("--trace", metavar="PATH", default=None,
+                        help="also write a Chrome trace (Perfetto / chrome://tracing) here")
+    parser.add_argument("--json", metavar="OUT", default=None,
+                        help="run without the UI and write the report to OUT")
+    parser.add_argument("--force", action="store_true",
+                        help="overwrite existing --json / --trace files")
+    parser.epilog = "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
+    return parser
+
+
+def split_script_args(argv: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
+    """Our options before the first ``--``, the script's arguments after it."""
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], tuple(argv[cut + 1 :])
+    return argv, ()
+
+
+def _fail(message: str, code: int = EXIT_USAGE) -> int:
+    print(f"torchscan-tui: {message}", file=sys.stderr)
+    return code
+
+
+def _check_script(script: str) -> str | None:
+    if not os.path.exists(script):
+        return f"{script}: no such file; give the path of a Python script"
+    if os.path.isdir(script):
+        return f"{script} is a directory; give the path of a Python script"
+    if not os.access(script, os.R_OK):
+        return f"{script}: permission denied; make it readable"
+    return None
+
+
+def run_headless(config: RunConfig, json_path: str, force: bool) -> int:
+    """Run the RSS child and the worker, then write the report; return the exit code."""
+    try:
+        check_destination(json_path, overwrite=force)
+        if config.trace_path:
+            check_destination(config.trace_path, overwrite=force)
+    except DestinationExists as exc:
+        return _fail(f"{exc} (pass --force)")
+    except ExportError as exc:
+        return _fail(str(exc))
+
+    def show(event) -> None:
+        if isinstance(event, OutputLine):
+            print(event.text, file=sys.stderr, flush=True)
+
+    session = Session(config, show)
+    finished: list[RunFinished] = []
+    runner = threading.Thread(target=lambda: finished.append(session.run()), daemon=True)
+    previous = {
+        signum: signal.signal(signum, lambda *_: session.cancel())
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
+    try:
+        runner.start()
+        while runner.is_alive():
+            runner.join(0.2)
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        session.cleanup()
+    outcome = finished[0]
+    if outcome.outcome == "cancelled":
+        return _fail(f"{config.script}: {outcome.message}", EXIT_CANCELLED)
+    try:
+        save_report(outcome.report, json_path, overwrite=force)
+    except ExportError as exc:
+        return _fail(str(exc))
+    if outcome.outcome == "failed":
+        return _fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
+    rss = outcome.report["totals"]["process_peak_rss"]
+    print(
+        f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
+        f"{rss['value'] / 2**20:.1f} MiB -> {json_path}",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def run_app(config: RunConfig | None, report: dict | None) -> int:
+    from .ui.app import create_app
+
+    app = create_app(config=config, report=report)
+    app.run()
+    return app.return_code or 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
+    options = parser.parse_args(ours)
+    script = options.script
+    if options.row_limit is not None and options.row_limit < 1:
+        return _fail("--row-limit must be at least 1")
+    if script.endswith(".json") and options.json is None:
+        try:
+            report = load_report(script)
+        except ReportError as exc:
+            return _fail(str(exc))
+        return run_app(None, report)
+    problem = _check_script(script)
+    if problem:
+        return _fail(problem)
+    config = RunConfig(
+        script=script,
+        args=script_args,
+        callable_name=options.callable_name,
+        device=options.device,
+        row_limit=options.row_limit,
+        trace_path=os.path.abspath(options.trace) if options.trace else None,
+    )
+    if options.json is not None:
+        return run_headless(config, options.json, options.force)
+    return run_app(config, None)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,202 @@
+"""profile_workload: run a callable once under torch.profiler and rank its operators.
+
+This is the torch side of the engine: it is imported by the worker and by library users,
+never by the UI. The report it returns is a plain dict (see :mod:`torchscan_tui.report`
+for the schema) so that it can be saved, streamed and reopened without torch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from . import diagnostics as diag
+from .aggregate import RawEvent, aggregate_events
+from .ranking import build_rows, self_time_sums
+from .report import SCHEMA_NAME, SCHEMA_VERSION
+
+ProgressCallback = Callable[[str], None]
+
+
+class WorkloadError(Exception):
+    """The profiled callable raised; ``report`` holds the rows collected before it did."""
+
+    def __init__(self, original: BaseException, report: dict):
+        super().__init__(f"{type(original).__name__}: {original}")
+        self.original = original
+        self.report = report
+
+
+def resolve_device(device: str) -> str:
+    """Map ``auto`` to the best available device; validate the others."""
+    import torch
+
+    if device == "auto":
+        if torch.cuda.is_available():
+            return "cuda"
+        mps = getattr(torch.backends, "mps", None)
+        if mps is not None and mps.is_available():
+            return "mps"
+        return "cpu"
+    if device not in ("cpu", "cuda", "mps"):
+        raise ValueError(f"device must be auto, cpu, cuda or mps, not {device!r}")
+    return device
+
+
+def choose_activities(device: str) -> tuple[list, list[dict]]:
+    """The profiler activities for ``device`` and the diagnostics that choice implies."""
+    from torch.profiler import ProfilerActivity, supported_activities
+
+    activities = [ProfilerActivity.CPU]
+    notes: list[dict] = []
+    if device == "cuda":
+        if ProfilerActivity.CUDA in supported_activities():
+            activities.append(ProfilerActivity.CUDA)
+        else:
+            notes.append(diag.cuda_activity_unsupported())
+    elif device == "mps":
+        notes.append(diag.mps_cpu_dispatch_only())
+    return activities, notes
+
+
+def _device_type_name(device_type: Any) -> str:
+    name = getattr(device_type, "name", None)
+    return name if name is not None else str(device_type).rsplit(".", 1)[-1]
+
+
+def extract_raw_events(kineto_results: Any) -> list[RawEvent]:
+    """Read the fields grouping needs straight from the Kineto results."""
+    raw = []
+    append = raw.append
+    type_names: dict[Any, str] = {}
+    for event in kineto_results.events():
+        device_type = event.device_type()
+        type_name = type_names.get(device_type)
+        if type_name is None:
+            type_name = type_names[device_type] = _device_type_name(device_type)
+        name = event.name()
+        start_thread = event.start_thread_id()
+        append(
+            RawEvent(
+                name,
+                type_name,
+                event.is_async() or start_thread != event.end_thread_id(),
+                start_thread,
+                event.start_ns(),
+                event.end_ns(),
+                event.correlation_id(),
+                event.linked_correlation_id(),
+                event.shapes() if type_name == "CPU" else [],
+                event.is_user_annotation(),
+                event.activity_type(),
+                event.nbytes() if name == "[memory]" else 0,
+                event.is_hidden_event(),
+            )
+        )
+    return raw
+
+
+def export_trace_atomically(profiler: Any, trace_path: str | os.PathLike) -> Path:
+    """Write the Chrome trace via a private directory, check it parses, then move it.
+
+    ``export_chrome_trace`` can fail without raising (one ERROR line and no file), so the
+    file is verified before it replaces anything at ``trace_path``.
+    """
+    destination = Path(trace_path)
+    parent = destination.parent if str(destination.parent) else Path(".")
+    private_dir = Path(tempfile.mkdtemp(prefix=".torchscan-trace-", dir=parent))
+    try:
+        staged = private_dir / "trace.json"
+        profiler.export_chrome_trace(str(staged))
+        if not staged.exists():
+            raise OSError(f"torch.profiler wrote no trace for {destination}")
+        with open(staged, "rb") as handle:
+            json.load(handle)
+        os.chmod(staged, 0o600)
+        with open(staged, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(staged, destination)
+    finally:
+        shutil.rmtree(private_dir, ignore_errors=True)
+    return destination
+
+
+def profile_workload(
+    fn: Callable[[], Any],
+    *,
+    device: str = "cpu",
+    trace_path: str | os.PathLike | None = None,
+    row_limit: int | None = None,
+    on_progress: ProgressCallback | None = None,
+) -> dict:
+    """Execute ``fn`` once under torch.profiler and return the ranked operator report.
+
+    Shapes and memory are recorded. Rows group operators by (name, input shapes) with call
+    counts, CPU and device self time in seconds (device time is ``None`` where it was not
+    measured) and CPU net allocation bytes. If ``fn`` raises, the profiler is still
+    stopped and a :class:`WorkloadError` carrying the partial report is raised.
+    """
+    import torch
+    from torch.profiler import profile
+
+    progress = on_progress or (lambda phase: None)
+    device = resolve_device(device)
+    activities, notes = choose_activities(device)
+    threads_before = threading.active_count()
+    failure: BaseException | None = None
+    progress("profiling")
+    with profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
+        try:
+            fn()
+        except BaseException as exc:  # noqa: BLE001 - the rows so far are still wanted
+            failure = exc
+        if device == "cuda" and torch.cuda.is_available():
+            torch.cuda.synchronize()
+    progress("aggregating")
+    raw_events = extract_raw_events(prof.profiler.kineto_results)
+    aggregation = aggregate_events(raw_events)
+    if threading.active_count() > threads_before:
+        notes.append(diag.threads_not_profiled())
+    if torch.profiler.ProfilerActivity.CUDA in activities and aggregation.device_event_count == 0:
+        notes.append(diag.no_device_events())
+    device_measured = torch.profiler.ProfilerActivity.CUDA in activities
+    rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
+    row_notes = [diag.mps_cpu_dispatch_only()] if device == "mps" else []
+    if device == "cuda" and not device_measured:
+        row_notes.append(diag.cuda_activity_unsupported())
+    for row in rows:
+        row["diagnostics"] = list(row_notes)
+    total = len(rows)
+    sums = self_time_sums(rows)
+    if row_limit is not None:
+        rows = rows[:row_limit]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {
+            "device": device,
+            "row_limit": row_limit,
+            "total_grouped_operators": total,
+            "ranked_by": ranking,
+            "torch_version": torch.__version__,
+            "activities": [activity.name for activity in activities],
+            "events": aggregation.event_count,
+            "device_events": aggregation.device_event_count,
+            **sums,
+        },
+        "diagnostics": notes,
+        "totals": {},
+        "trace_path": None,
+    }
+    if trace_path is not None:
+        report["trace_path"] = str(export_trace_atomically(prof, trace_path))
+    if failure is not None:
+        raise WorkloadError(failure, report)
+    return report

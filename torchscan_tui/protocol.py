@@ -1,0 +1,83 @@
+"""Messages on the worker channel: one JSON object per line (no torch, no textual).
+
+The worker writes to an inherited pipe fd, never to stdout, so nothing the workload prints
+can be taken for a message. Message types, in the order a worker sends them:
+
+  {"type": "phase", "phase": "loading" | "profiling" | "aggregating" | "sending"}
+  {"type": "meta", "context": {...}, "diagnostics": [...], "totals": {...}, "trace_path": ...}
+  {"type": "rows", "rows": [...]}                 rank order, in batches
+  {"type": "error", "kind": "load" | "workload" | "internal", "message": str,
+   "traceback": str, "exit_code": int | None}     the one-line message first
+  {"type": "done"}                                 nothing follows
+
+A channel that ends without ``done`` or ``error`` means the worker died or lost its fd:
+the reader reports the run as incomplete, never as an empty success.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+
+try:  # orjson is much faster for 100k rows; the stdlib is the fallback.
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - depends on the environment
+    _orjson = None
+
+ROW_BATCH_SIZE = 1000
+TERMINAL_TYPES = frozenset({"done", "error"})
+
+
+def encode(message: dict) -> bytes:
+    if _orjson is not None:
+        return _orjson.dumps(message) + b"\n"
+    return (json.dumps(message, separators=(",", ":"), allow_nan=False) + "\n").encode()
+
+
+def decode(line: bytes) -> dict:
+    if _orjson is not None:
+        return _orjson.loads(line)
+    return json.loads(line)
+
+
+class ChannelWriter:
+    """Writes whole messages to a file descriptor (the worker's end of the channel)."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+
+    def send(self, message: dict) -> None:
+        data = memoryview(encode(message))
+        while data:
+            written = os.write(self.fd, data)
+            data = data[written:]
+
+    def close(self) -> None:
+        os.close(self.fd)
+
+
+def read_messages(fd: int, chunk_size: int = 1 << 16) -> Iterator[dict]:
+    """Yield messages from ``fd`` until EOF. A partial last line is discarded.
+
+    Lines that are not valid JSON objects are skipped: a message is all or nothing.
+    """
+    pending = bytearray()  # amortised appends: a huge single message stays linear
+    while True:
+        chunk = os.read(fd, chunk_size)
+        if not chunk:
+            return
+        pending += chunk
+        if b"\n" not in chunk:
+            continue
+        *lines, rest = pending.split(b"\n")
+        pending = bytearray(rest)
+        for line in lines:
+            if not line:
+                continue
+            try:
+                message = decode(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and "type" in message:
+                yield message
