@@ -80,7 +80,7 @@ def _descendants():
         if not entry.isdigit():
             continue
         try:
-            with open("/proc/%s/stat" % entry, "rb") as handle:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
                 stat = handle.read()
         except OSError:
             continue
@@ -193,7 +193,7 @@ def main(argv):
                 os.setpgid(0, 0)
             os.execvp(command[0], command)
         except OSError as exc:
-            os.write(error_write, ("%d:%s" % (exc.errno or 0, exc.strerror or "")).encode())
+            os.write(error_write, f"{exc.errno or 0}:{exc.strerror or ''}".encode())
         finally:
             os._exit(127)
     _state["child"] = pid if new_group else 0

@@ -32,19 +32,41 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument("script", help="the workload script, or a saved report (.json)")
-    parser.add_argument("--callable", dest="callable_name", metavar="NAME", default=None,
-                        help="the function to profile (default: workload, else the whole script)")
-    parser.add_argument("--device", choices=["auto", "cpu", "cuda", "mps"], default="auto",
-                        help="which profiler activities to use (the script places its tensors)")
-    parser.add_argument("--row-limit", type=int, metavar="N", default=None,
-                        help="keep the top N rows (the context records the total)")
-    parser.add_argument("--trace", metavar="PATH", default=None,
-                        help="also write a Chrome trace (Perfetto / chrome://tracing) here")
-    parser.add_argument("--json", metavar="OUT", default=None,
-                        help="run without the UI and write the report to OUT")
-    parser.add_argument("--force", action="store_true",
-                        help="overwrite existing --json / --trace files")
-    parser.epilog = "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
+    parser.add_argument(
+        "--callable",
+        dest="callable_name",
+        metavar="NAME",
+        default=None,
+        help="the function to profile (default: workload, else the whole script)",
+    )
+    parser.add_argument(
+        "--device",
+        choices=["auto", "cpu", "cuda", "mps"],
+        default="auto",
+        help="which profiler activities to use (the script places its tensors)",
+    )
+    parser.add_argument(
+        "--row-limit",
+        type=int,
+        metavar="N",
+        default=None,
+        help="keep the top N rows (the context records the total)",
+    )
+    parser.add_argument(
+        "--trace",
+        metavar="PATH",
+        default=None,
+        help="also write a Chrome trace (Perfetto / chrome://tracing) here",
+    )
+    parser.add_argument(
+        "--json", metavar="OUT", default=None, help="run without the UI and write the report to OUT"
+    )
+    parser.add_argument(
+        "--force", action="store_true", help="overwrite existing --json / --trace files"
+    )
+    parser.epilog = (
+        "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
+    )
     return parser
 
 

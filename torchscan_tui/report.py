@@ -46,7 +46,7 @@ def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = Fals
 def validate_report(data: object, source: str) -> dict:
     """Check the shape of a loaded report; raise ReportError naming ``source``."""
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
-        raise ReportError(f"{source} is not a torchscan-tui report (no \"schema\": \"{SCHEMA_NAME}\")")
+        raise ReportError(f'{source} is not a torchscan-tui report (no "schema": "{SCHEMA_NAME}")')
     version = data.get("schema_version")
     if not isinstance(version, int):
         raise ReportError(f"{source} has no integer schema_version: it is damaged")

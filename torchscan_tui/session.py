@@ -98,7 +98,9 @@ class RunFinished:
     details: str = ""  # a traceback or the workload's last stderr lines
 
 
-Event = PhaseChanged | OutputLine | RssSampled | RssMeasured | ProfileMeta | RowsReceived | RunFinished
+Event = (
+    PhaseChanged | OutputLine | RssSampled | RssMeasured | ProfileMeta | RowsReceived | RunFinished
+)
 EventCallback = Callable[[Event], None]
 
 
@@ -108,13 +110,19 @@ def git_revision(script: str) -> dict | None:
     try:
         head = subprocess.run(
             ["git", "-C", folder, "rev-parse", "HEAD"],
-            capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
         )
         if head.returncode != 0:
             return None
         dirty = subprocess.run(
             ["git", "-C", folder, "status", "--porcelain", "--", os.path.abspath(script)],
-            capture_output=True, text=True, timeout=5, stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
@@ -226,13 +234,17 @@ class Session:
                 )
             )
         except OSError as exc:
-            return self._finish("failed", f"{script}: could not start: {exc.strerror or exc}", False)
+            return self._finish(
+                "failed", f"{script}: could not start: {exc.strerror or exc}", False
+            )
         if measured is None:
             return self._finish("cancelled", "cancelled before the workload started", False)
         try:
             result = measured.wait()
         except OSError as exc:
-            return self._finish("failed", f"{script}: could not start: {exc.strerror or exc}", False)
+            return self._finish(
+                "failed", f"{script}: could not start: {exc.strerror or exc}", False
+            )
         self.report["totals"]["process_peak_rss"] = result.rss
         self.report["run"]["rss_status"] = result.status.to_dict()
         self.report["run"]["rss_wall_seconds"] = result.wall_seconds
@@ -280,7 +292,9 @@ class Session:
         self.report["run"]["profile_status"] = result.status.to_dict()
         rows = self.report["operators"]
         if result.status.cancelled or self._cancelled.is_set():
-            return self._finish("cancelled", f"cancelled while profiling ({len(rows)} rows kept)", False)
+            return self._finish(
+                "cancelled", f"cancelled while profiling ({len(rows)} rows kept)", False
+            )
         if terminal is None:
             return self._finish(
                 "failed",

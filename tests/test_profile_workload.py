@@ -1,0 +1,110 @@
+"""profile_workload with real torch: the report the spec describes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from torch.profiler import ProfilerActivity
+
+from torchscan_tui import profile_workload, profiling
+from torchscan_tui.profiling import WorkloadError
+
+inputs = torch.ones(32, 64)
+weights = torch.ones(64, 64)
+
+
+def test_spec_example_rows_and_context(tmp_path):
+    trace = tmp_path / "profile.json"
+    report = profile_workload(lambda: inputs @ weights, device="cpu", trace_path=trace)
+    rows = report["operators"]
+    mm = [row for row in rows if row["operator"] == "aten::mm"]
+    assert mm and mm[0]["input_shapes"] == [[32, 64], [64, 64]]
+    assert mm[0]["calls"] == 1 and mm[0]["kind"] == "operator"
+    assert mm[0]["cpu_self_seconds"] > 0
+    assert mm[0]["device_self_seconds"] is None
+    assert mm[0]["cpu_net_bytes"] == 32 * 64 * 4
+    assert [row["cpu_self_seconds"] for row in rows] == sorted(
+        (row["cpu_self_seconds"] for row in rows), reverse=True
+    )
+    context = report["context"]
+    assert context["device"] == "cpu"
+    assert context["ranked_by"] == "cpu_self_seconds"
+    assert context["total_grouped_operators"] == len(rows)
+    assert context["activities"] == ["CPU"]
+    assert context["torch_version"] == torch.__version__
+    assert report["trace_path"] == str(trace)
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert trace.stat().st_mode & 0o777 == 0o600
+
+
+def test_row_limit_keeps_the_total():
+    def work():
+        for size in range(1, 10):
+            torch.ones(size, 2).sum()
+
+    report = profile_workload(work, row_limit=3)
+    assert len(report["operators"]) == 3
+    assert report["context"]["row_limit"] == 3
+    assert report["context"]["total_grouped_operators"] > 3
+
+
+def test_the_callable_runs_exactly_once():
+    calls = []
+    profile_workload(lambda: calls.append(torch.ones(2).sum()))
+    assert len(calls) == 1
+
+
+def test_an_exception_stops_the_profiler_and_keeps_the_rows():
+    def failing():
+        torch.ones(3, 3).sum()
+        raise ValueError("boom")
+
+    with pytest.raises(WorkloadError) as caught:
+        profile_workload(failing)
+    assert isinstance(caught.value.original, ValueError)
+    assert any(row["operator"] == "aten::sum" for row in caught.value.report["operators"])
+    assert not torch.autograd.profiler._is_profiler_enabled
+    assert profile_workload(lambda: torch.ones(1).sum())["operators"]
+
+
+def test_cuda_requested_without_cuda_activity_is_none_with_a_diagnostic_mock_gpu(monkeypatch):
+    monkeypatch.setattr("torch.profiler.supported_activities", lambda: {ProfilerActivity.CPU})
+    report = profile_workload(lambda: inputs @ weights, device="cuda")
+    codes = [note["code"] for note in report["diagnostics"]]
+    assert "cuda_activity_unsupported" in codes
+    assert all(row["device_self_seconds"] is None for row in report["operators"])
+    assert report["context"]["ranked_by"] == "cpu_self_seconds"
+    assert report["operators"][0]["diagnostics"][0]["code"] == "cuda_activity_unsupported"
+
+
+def test_mps_rows_describe_cpu_dispatch_only_mock_gpu():
+    report = profile_workload(lambda: inputs @ weights, device="mps")
+    assert [n["code"] for n in report["diagnostics"]] == ["mps_cpu_dispatch_only"]
+    assert "torch.mps.profiler" in report["diagnostics"][0]["message"]
+    assert all(
+        row["diagnostics"][0]["code"] == "mps_cpu_dispatch_only" for row in report["operators"]
+    )
+    assert all(row["device_self_seconds"] is None for row in report["operators"])
+
+
+def test_threads_started_by_the_workload_are_flagged():
+    import threading
+
+    def work():
+        thread = threading.Thread(target=lambda: torch.ones(8).sum())
+        thread.start()
+        thread.join()
+        stay = threading.Event()
+        threading.Thread(target=stay.wait, args=(0.5,), daemon=True).start()
+
+    report = profile_workload(work)
+    assert "threads_not_profiled" in [note["code"] for note in report["diagnostics"]]
+
+
+def test_choose_activities_for_cuda_when_supported_mock_gpu(monkeypatch):
+    supported = {ProfilerActivity.CPU, ProfilerActivity.CUDA}
+    monkeypatch.setattr("torch.profiler.supported_activities", lambda: supported)
+    activities, notes = profiling.choose_activities("cuda")
+    assert ProfilerActivity.CUDA in activities and notes == []

@@ -1,0 +1,109 @@
+"""The worker process and its channel, with real child processes and real torch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from torchscan_tui.protocol import read_messages
+
+
+def run_worker(script, *extra, args=()):
+    read_fd, write_fd = os.pipe()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "torchscan_tui.worker",
+            str(script),
+            "--channel-fd",
+            str(write_fd),
+            "--device",
+            "cpu",
+            *extra,
+            "--",
+            *args,
+        ],
+        pass_fds=[write_fd],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    os.close(write_fd)
+    messages = list(read_messages(read_fd))
+    os.close(read_fd)
+    stdout, stderr = process.communicate()
+    return messages, process.returncode, stdout.decode(), stderr.decode()
+
+
+def rows_of(messages):
+    return [row for message in messages if message["type"] == "rows" for row in message["rows"]]
+
+
+def test_worker_sends_phases_meta_rows_then_done(workloads):
+    messages, code, stdout, _ = run_worker(workloads / "tiny.py")
+    assert code == 0
+    types = [message["type"] for message in messages]
+    assert types[0] == "phase" and types[-1] == "done"
+    assert types.index("meta") < types.index("rows")
+    phases = [message["phase"] for message in messages if message["type"] == "phase"]
+    assert phases == ["loading", "profiling", "aggregating", "sending"]
+    meta = next(message for message in messages if message["type"] == "meta")
+    assert meta["context"]["profiled"] == "workload()"
+    names = {row["operator"] for row in rows_of(messages)}
+    assert {"aten::mm", "tiny_block", "aten::cat"} <= names
+    assert "tiny: done" not in stdout  # the __main__ block did not run
+
+
+def test_workload_output_that_looks_like_messages_never_reaches_the_rows(workloads):
+    messages, code, stdout, stderr = run_worker(workloads / "noisy.py")
+    assert code == 0
+    assert '"FAKE::row"' in stdout and '"FAKE::row"' in stderr
+    assert "FAKE::row" not in {row["operator"] for row in rows_of(messages)}
+    assert sum(message["type"] == "done" for message in messages) == 1
+
+
+def test_whole_script_is_profiled_as_main_with_its_arguments(workloads):
+    messages, code, stdout, _ = run_worker(workloads / "script_only.py", args=("--flag", "x"))
+    assert code == 0
+    assert "script_only args: ['--flag', 'x']" in stdout
+    meta = next(message for message in messages if message["type"] == "meta")
+    assert meta["context"]["profiled"] == "whole script as __main__"
+    assert any(row["input_shapes"] == [[5, 7], []] for row in rows_of(messages))
+
+
+def test_named_callable_and_a_missing_one(workloads, tmp_path):
+    script = tmp_path / "named.py"
+    script.write_text("import torch\ndef step():\n    torch.ones(6, 6).sum()\n")
+    messages, code, _, _ = run_worker(script, "--callable", "step")
+    assert code == 0 and messages[-1]["type"] == "done"
+    messages, code, _, _ = run_worker(script, "--callable", "nope")
+    assert code == 2
+    assert messages[-1] == {
+        "type": "error",
+        "kind": "load",
+        "message": f"{script}: defines no top-level nope",
+        "traceback": "",
+    }
+
+
+def test_syntax_error_names_file_and_line(workloads):
+    messages, code, _, _ = run_worker(workloads / "syntax_error.py")
+    assert code == 2
+    assert messages[-1]["kind"] == "load"
+    assert "syntax_error.py:3: syntax error" in messages[-1]["message"]
+
+
+def test_exception_in_workload_still_delivers_rows(workloads):
+    messages, code, _, _ = run_worker(workloads / "raises.py")
+    assert code == 1
+    assert messages[-1]["kind"] == "workload"
+    assert messages[-1]["message"] == "ValueError: boom from the workload"
+    assert "Traceback" in messages[-1]["traceback"]
+    assert any(row["operator"] == "aten::sum" for row in rows_of(messages))
+
+
+def test_sys_exit_in_workload_reports_the_code_and_rows(workloads):
+    messages, code, _, _ = run_worker(workloads / "exits.py")
+    assert messages[-1]["exit_code"] == 4
+    assert any(row["operator"] == "aten::mul" for row in rows_of(messages))
