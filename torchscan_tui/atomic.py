@@ -41,7 +41,7 @@ def check_destination(path: str | os.PathLike, *, overwrite: bool = False) -> Pa
     return destination
 
 
-def _describe(error: OSError, destination: Path) -> str:
+def describe_os_error(error: OSError, destination: Path) -> str:
     reasons = {
         errno.ENOSPC: "no space left on the device",
         errno.EDQUOT: "disk quota exceeded",
@@ -74,7 +74,7 @@ def write_bytes_atomically(
         os.replace(temp_name, destination)
         temp_name = None
     except OSError as error:
-        raise ExportError(_describe(error, destination)) from error
+        raise ExportError(describe_os_error(error, destination)) from error
     finally:
         if temp_name is not None:
             try:

@@ -23,19 +23,19 @@ class ReportError(Exception):
     """A file could not be read as a report; the message names it and says what to do."""
 
 
-def _finite(value):
+def finite(value):
     """JSON never holds NaN or Infinity: such floats become None (a missing figure)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        return {key: _finite(item) for key, item in value.items()}
+        return {key: finite(item) for key, item in value.items()}
     if isinstance(value, list):
-        return [_finite(item) for item in value]
+        return [finite(item) for item in value]
     return value
 
 
 def dumps_report(report: dict) -> str:
-    return json.dumps(_finite(report), indent=1, allow_nan=False) + "\n"
+    return json.dumps(finite(report), indent=1, allow_nan=False) + "\n"
 
 
 def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = False) -> Path:

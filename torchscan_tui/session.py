@@ -73,7 +73,13 @@ class RssSampled:
 
 @dataclass(frozen=True)
 class RssMeasured:
-    result: CommandResult
+    """The kernel's figure for the RSS run, with how it ended (plain data, JSON-ready)."""
+
+    rss: dict
+    status: dict
+    wall_seconds: float
+    samples: list  # [seconds, rss_bytes] pairs, sampled from /proc: approximate
+    leftover_processes: int = 0
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,31 @@ Event = (
     PhaseChanged | OutputLine | RssSampled | RssMeasured | ProfileMeta | RowsReceived | RunFinished
 )
 EventCallback = Callable[[Event], None]
+
+
+MAX_STORED_SAMPLES = 240
+
+
+def downsample(samples: list[tuple[float, int]], limit: int = MAX_STORED_SAMPLES) -> list:
+    """At most ``limit`` samples, keeping each bucket's largest so spikes survive."""
+    if len(samples) <= limit:
+        return [list(sample) for sample in samples]
+    bucket = len(samples) / limit
+    kept = []
+    for index in range(limit):
+        chunk = samples[int(index * bucket) : int((index + 1) * bucket)] or [samples[-1]]
+        kept.append(list(max(chunk, key=lambda sample: sample[1])))
+    return kept
+
+
+def rss_event(result: CommandResult) -> RssMeasured:
+    return RssMeasured(
+        result.rss,
+        result.status.to_dict(),
+        result.wall_seconds,
+        downsample(result.samples),
+        result.leftover_processes,
+    )
 
 
 def git_revision(script: str) -> dict | None:
@@ -245,10 +276,12 @@ class Session:
             return self._finish(
                 "failed", f"{script}: could not start: {exc.strerror or exc}", False
             )
+        measured_event = rss_event(result)
         self.report["totals"]["process_peak_rss"] = result.rss
-        self.report["run"]["rss_status"] = result.status.to_dict()
+        self.report["run"]["rss_status"] = measured_event.status
         self.report["run"]["rss_wall_seconds"] = result.wall_seconds
-        self._emit(RssMeasured(result))
+        self.report["run"]["rss_samples"] = measured_event.samples
+        self._emit(measured_event)
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish("cancelled", "cancelled while measuring peak RSS", False)
         if not result.status.ok:

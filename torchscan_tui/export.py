@@ -1,0 +1,127 @@
+"""Export rows (CSV, JSON, Markdown) and traces, atomically (no torch, no textual).
+
+The format follows the file extension. Cells are made safe for where they end up: CSV
+cells that a spreadsheet would run as a formula are neutralised, Markdown escapes ``|``
+and newlines, JSON never holds NaN or Infinity.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from .atomic import ExportError, check_destination, describe_os_error, write_text_atomically
+from .formatting import format_shapes
+from .report import finite
+
+COLUMNS = (
+    "operator",
+    "input_shapes",
+    "kind",
+    "calls",
+    "cpu_self_seconds",
+    "device_self_seconds",
+    "cpu_net_bytes",
+)
+FORMATS = {".csv": "csv", ".json": "json", ".md": "markdown", ".markdown": "markdown"}
+TRACE_PRIVACY_NOTE = (
+    "A trace holds the host name, file paths, process and thread ids, and every input shape."
+)
+
+
+def format_for(path: str | os.PathLike) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise ExportError(
+            f"{path}: unknown format {suffix or '(no extension)'}; use .csv, .json or .md"
+        )
+    return FORMATS[suffix]
+
+
+def _cell(row: dict, column: str) -> object:
+    value = row.get(column)
+    if column == "input_shapes":
+        return format_shapes(value or [])
+    return "" if value is None else value
+
+
+def _neutralise_formula(value: object) -> object:
+    """A CSV cell starting with = + - @ (or tab/CR) would run as a spreadsheet formula."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
+
+
+def rows_to_csv(rows: Sequence[dict]) -> str:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([_neutralise_formula(_cell(row, column)) for column in COLUMNS])
+    return buffer.getvalue()
+
+
+def rows_to_json(rows: Sequence[dict]) -> str:
+    return json.dumps(finite(list(rows)), indent=1, allow_nan=False) + "\n"
+
+
+def _markdown_cell(value: object) -> str:
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
+
+
+def rows_to_markdown(rows: Sequence[dict]) -> str:
+    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+    for row in rows:
+        cells = []
+        for column in COLUMNS:
+            value = _cell(row, column)
+            cells.append(_markdown_cell("—" if value == "" else value))
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+RENDERERS = {"csv": rows_to_csv, "json": rows_to_json, "markdown": rows_to_markdown}
+
+
+def export_rows(rows: Sequence[dict], path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+    """Write ``rows`` to ``path`` in the format its extension names; return the path."""
+    renderer = RENDERERS[format_for(path)]
+    check_destination(path, overwrite=overwrite)
+    return write_text_atomically(path, renderer(rows), overwrite=overwrite)
+
+
+def copy_trace(
+    source: str | os.PathLike, path: str | os.PathLike, *, overwrite: bool = False
+) -> Path:
+    """Copy a Chrome trace to ``path`` atomically, created 0600 (it holds host details)."""
+    destination = check_destination(path, overwrite=overwrite)
+    if not os.path.exists(source):
+        raise ExportError(f"the trace of this run is gone ({source}); run the workload again")
+    temp_name = None
+    try:
+        descriptor, temp_name = tempfile.mkstemp(
+            prefix=f".{destination.name[:40]}.", dir=destination.parent
+        )
+        os.fchmod(descriptor, 0o600)
+        with os.fdopen(descriptor, "wb") as out, open(source, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temp_name, destination)
+        temp_name = None
+    except OSError as error:
+        raise ExportError(describe_os_error(error, destination)) from error
+    finally:
+        if temp_name is not None:
+            try:
+                os.unlink(temp_name)
+            except OSError:
+                pass
+    return destination

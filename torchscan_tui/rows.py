@@ -1,0 +1,243 @@
+"""Filtering and sorting operator rows (pure: no torch, no textual).
+
+The filter language, as the UI's filter box takes it:
+
+* ``[8, 16, 64]`` or ``8x16x64`` matches rows with an input of exactly that shape;
+  ``*`` matches any one dimension (``[*, 64]``, ``*x64``); ``[]`` a scalar input;
+* ``kind:annotation`` (or ``runtime``, ``operator``, ``memory``) matches the row kind;
+* any other word matches operator names, case-insensitively, as a substring;
+* several terms must all match.
+
+A bad filter raises :class:`FilterError` with a message for the user; callers then show
+every row rather than silently hiding some.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+ANY = None  # a wildcard dimension
+_DIMS_TOKEN = re.compile(r"^(\d+|\*)(x(\d+|\*))+$")
+KINDS = ("operator", "runtime", "annotation", "memory")
+
+
+class FilterError(ValueError):
+    """The filter text cannot be understood; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class ShapeTerm:
+    dims: tuple[int | None, ...]
+
+    def matches_shape(self, shape: object) -> bool:
+        if not isinstance(shape, list) or len(shape) != len(self.dims):
+            return False
+        return all(want is ANY or want == got for want, got in zip(self.dims, shape, strict=True))
+
+    def describe(self) -> str:
+        return "[" + ", ".join("*" if d is ANY else str(d) for d in self.dims) + "]"
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A parsed filter: every term must match."""
+
+    text: str = ""
+    words: tuple[str, ...] = ()
+    shapes: tuple[ShapeTerm, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.shapes or self.kinds)
+
+    def matches(self, row: dict) -> bool:
+        name = row["operator"].lower()
+        if any(word not in name for word in self.words):
+            return False
+        if any(kind != row.get("kind") for kind in self.kinds):
+            return False
+        inputs = row["input_shapes"]
+        return all(any(term.matches_shape(shape) for shape in inputs) for term in self.shapes)
+
+
+def _parse_dim(text: str, source: str) -> int | None:
+    text = text.strip()
+    if text == "*":
+        return ANY
+    if text.isdigit():
+        return int(text)
+    raise FilterError(f"{source}: {text!r} is not a dimension (a number or *)")
+
+
+def _tokens(text: str) -> list[str]:
+    """Split on spaces outside brackets; an unclosed bracket is an error."""
+    tokens, current, depth = [], [], 0
+    for char in text:
+        if char == "[":
+            depth += 1
+            if depth > 1:
+                raise FilterError("nested brackets: write one shape as [8, 16, 64]")
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                raise FilterError("a ] without its [")
+        if char.isspace() and depth == 0:
+            if current:
+                tokens.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if depth:
+        raise FilterError("unclosed [: write a shape as [8, 16, 64]")
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def parse_filter(text: str) -> Filter:
+    """Parse the filter box's text; raises FilterError on a malformed term."""
+    words, shapes, kinds = [], [], []
+    for token in _tokens(text):
+        if token.startswith("["):
+            if not token.endswith("]"):
+                raise FilterError(f"{token}: a shape ends with ]")
+            inner = token[1:-1].strip()
+            dims = () if not inner else tuple(_parse_dim(p, token) for p in inner.split(","))
+            shapes.append(ShapeTerm(dims))
+        elif _DIMS_TOKEN.match(token.lower()):
+            shapes.append(ShapeTerm(tuple(_parse_dim(p, token) for p in token.lower().split("x"))))
+        elif token.lower().startswith("kind:"):
+            kind = token[5:].lower()
+            if kind not in KINDS:
+                raise FilterError(f"{token}: kind is one of {', '.join(KINDS)}")
+            kinds.append(kind)
+        else:
+            words.append(token.lower())
+    return Filter(text, tuple(words), tuple(shapes), tuple(kinds))
+
+
+# Sorting ----------------------------------------------------------------------------------
+
+SORT_FIELDS = {
+    "rank": "rank",
+    "cpu": "cpu_self_seconds",
+    "device": "device_self_seconds",
+    "calls": "calls",
+    "bytes": "cpu_net_bytes",
+}
+SORT_LABELS = {
+    "rank": "rank",
+    "cpu": "CPU self",
+    "device": "device self",
+    "calls": "calls",
+    "bytes": "net bytes",
+}
+
+
+@dataclass(frozen=True)
+class Sort:
+    """Which column and which way. ``rank`` is the report's own order."""
+
+    key: str = "rank"
+    descending: bool = True
+
+    def toggled(self, key: str) -> Sort:
+        """The same key again flips the direction; a new key starts descending."""
+        if key == self.key:
+            return Sort(key, not self.descending)
+        return Sort(key, key != "rank")
+
+    def describe(self) -> str:
+        if self.key == "rank":
+            return "rank" if self.descending else "rank (reversed)"
+        return f"{SORT_LABELS[self.key]} {'↓' if self.descending else '↑'}"
+
+
+def has_device_time(rows: Sequence[dict]) -> bool:
+    return any(row.get("device_self_seconds") is not None for row in rows)
+
+
+def sorted_indices(rows: Sequence[dict], indices: list[int], sort: Sort) -> list[int]:
+    """``indices`` ordered by ``sort``; rows with a missing (None) figure always go last."""
+    if sort.key == "rank":
+        return indices if sort.descending else indices[::-1]
+    field_name = SORT_FIELDS[sort.key]
+    present = [i for i in indices if rows[i].get(field_name) is not None]
+    missing = [i for i in indices if rows[i].get(field_name) is None]
+    present.sort(key=lambda i: rows[i][field_name], reverse=sort.descending)
+    return present + missing
+
+
+@dataclass
+class RowView:
+    """The rows a table shows: all rows, a filter, a sort, and a selection (by row id).
+
+    Row ids are positions in ``rows`` (the report's rank order), so a selection survives
+    filtering and sorting.
+    """
+
+    rows: list[dict] = field(default_factory=list)
+    filter: Filter = field(default_factory=Filter)
+    sort: Sort = field(default_factory=Sort)
+    selected: set[int] = field(default_factory=set)
+    visible: list[int] = field(default_factory=list)
+
+    def refresh(self) -> None:
+        rows = self.rows
+        if self.filter.empty:
+            indices = list(range(len(rows)))
+        else:
+            matches = self.filter.matches
+            indices = [i for i, row in enumerate(rows) if matches(row)]
+        self.visible = sorted_indices(rows, indices, self.sort)
+
+    def extend(self, new_rows: Sequence[dict]) -> None:
+        self.rows.extend(new_rows)
+        self.refresh()
+
+    def set_rows(self, rows: list[dict]) -> None:
+        self.rows = rows
+        self.selected.clear()
+        self.refresh()
+
+    def set_filter(self, text: str) -> None:
+        """Apply ``text``; on FilterError the previous filter is dropped (all rows show)."""
+        try:
+            self.filter = parse_filter(text)
+        except FilterError:
+            self.filter = Filter()
+            self.refresh()
+            raise
+        self.refresh()
+
+    def set_sort(self, sort: Sort) -> None:
+        self.sort = sort
+        self.refresh()
+
+    def row_at(self, position: int) -> dict | None:
+        if 0 <= position < len(self.visible):
+            return self.rows[self.visible[position]]
+        return None
+
+    def toggle_selected(self, position: int) -> None:
+        if 0 <= position < len(self.visible):
+            row_id = self.visible[position]
+            if row_id in self.selected:
+                self.selected.remove(row_id)
+            else:
+                self.selected.add(row_id)
+
+    def select_all_visible(self) -> None:
+        self.selected.update(self.visible)
+
+    def rows_to_export(self, highlighted: int) -> list[dict]:
+        """The selected rows in view order, else the highlighted row."""
+        if self.selected:
+            chosen = [i for i in self.visible if i in self.selected]
+            chosen += sorted(self.selected.difference(self.visible))
+            return [self.rows[i] for i in chosen]
+        row = self.row_at(highlighted)
+        return [row] if row is not None else []
