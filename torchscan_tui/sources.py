@@ -1,0 +1,158 @@
+"""Where a run's events come from (no torch, no textual).
+
+The app is handed a source and never knows which: a live :class:`LiveSource` (the RSS
+child and the profile worker), a :class:`ReportSource` (a saved report, reopened without
+torch) or a :class:`ReplaySource` (recorded events, for tests and demos). ``run`` blocks
+and is called from a worker thread; ``emit`` is thread-safe on the app's side.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Protocol
+
+from .session import (
+    Event,
+    PhaseChanged,
+    ProfileMeta,
+    RowsReceived,
+    RssMeasured,
+    RunConfig,
+    RunFinished,
+    Session,
+)
+
+Emit = Callable[[Event], None]
+
+
+class RunSource(Protocol):
+    title: str
+    device: str
+    rerunnable: bool
+
+    def run(self, emit: Emit) -> None: ...
+
+    def cancel(self) -> None: ...
+
+    def cleanup(self) -> None: ...
+
+
+class LiveSource:
+    """Runs the workload for real: a :class:`Session` per run."""
+
+    rerunnable = True
+
+    def __init__(self, config: RunConfig):
+        self.config = config
+        self.title = os.path.basename(config.script)
+        self.device = config.device
+        self._session: Session | None = None
+        self._lock = threading.Lock()
+
+    def run(self, emit: Emit) -> None:
+        session = Session(self.config, emit)
+        with self._lock:
+            previous, self._session = self._session, session
+        if previous is not None:
+            previous.cleanup()
+        session.run()
+
+    def cancel(self) -> None:
+        with self._lock:
+            session = self._session
+        if session is not None:
+            session.cancel()
+
+    def cleanup(self) -> None:
+        with self._lock:
+            session = self._session
+        if session is not None:
+            session.cleanup()
+
+
+def report_events(report: dict) -> list[Event]:
+    """The events that replay a saved report into the UI."""
+    run = report.get("run") or {}
+    events: list[Event] = [PhaseChanged("opened")]
+    rss = (report.get("totals") or {}).get("process_peak_rss")
+    if rss is not None:
+        events.append(
+            RssMeasured(
+                rss,
+                run.get("rss_status") or {},
+                run.get("rss_wall_seconds"),
+                run.get("rss_samples") or [],
+            )
+        )
+    events.append(
+        ProfileMeta(
+            report.get("context") or {},
+            report.get("diagnostics") or [],
+            {k: v for k, v in (report.get("totals") or {}).items() if k != "process_peak_rss"},
+            report.get("trace_path"),
+        )
+    )
+    rows = report.get("operators") or []
+    for start in range(0, len(rows), 1000):
+        events.append(RowsReceived(rows[start : start + 1000]))
+    complete = bool(run.get("complete", True))
+    events.append(RunFinished("done", f"{len(rows)} rows from a saved report", report, complete))
+    return events
+
+
+class ReplaySource:
+    """Emits recorded events. With ``hold``, waits before the last event until released
+    or cancelled, so tests can watch (and cancel) a run in progress."""
+
+    rerunnable = True
+
+    def __init__(
+        self,
+        events: Sequence[Event],
+        *,
+        title: str = "replay.py",
+        device: str = "cpu",
+        hold: threading.Event | None = None,
+    ):
+        self.events = list(events)
+        self.title = title
+        self.device = device
+        self.hold = hold
+        self.runs = 0
+        self._cancelled = threading.Event()
+
+    def run(self, emit: Emit) -> None:
+        self.runs += 1
+        self._cancelled.clear()
+        *body, last = self.events
+        for event in body:
+            emit(event)
+        if self.hold is not None:
+            while not self.hold.is_set() and not self._cancelled.is_set():
+                self.hold.wait(0.01)
+        if self._cancelled.is_set():
+            report = last.report if isinstance(last, RunFinished) else {}
+            emit(PhaseChanged("cancelled"))
+            emit(RunFinished("cancelled", "cancelled", report, False))
+            return
+        emit(last)
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def cleanup(self) -> None:
+        pass
+
+
+class ReportSource(ReplaySource):
+    """A saved report, shown as if its run had just finished. Not rerunnable here."""
+
+    rerunnable = False
+
+    def __init__(self, report: dict, path: str):
+        context = report.get("context") or {}
+        super().__init__(
+            report_events(report), title=os.path.basename(path), device=context.get("device", "?")
+        )

@@ -1,0 +1,1 @@
+"""The Textual UI: the only package that imports textual. It never imports torch."""

@@ -1,0 +1,403 @@
+"""The torchscan-tui app: run a workload, watch it, browse its operators from the keyboard.
+
+The app is handed a :class:`~torchscan_tui.sources.RunSource` and knows nothing of how
+events are made. The source runs in one thread worker and appends events to an inbox; a
+timer drains the inbox 20 times a second and applies each batch in one
+``batch_update()``, so a flood of rows or output never re-renders per item.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import Iterable
+from functools import partial
+
+from textual import on, work
+from textual.app import App, ComposeResult, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Input
+from textual.worker import Worker, WorkerState
+
+from ..atomic import ExportError
+from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
+from ..report import save_report
+from ..rows import FilterError, RowView, Sort, has_device_time
+from ..run_state import RunState
+from ..session import RunConfig
+from ..sources import LiveSource, ReportSource, RunSource
+from .screens.export_dialog import ExportDialog, ExportRequest
+from .screens.help_screen import HelpScreen
+from .widgets.detail_pane import DetailPane
+from .widgets.filter_bar import FilterBar
+from .widgets.log_pane import LogPane
+from .widgets.operator_table import OperatorTable
+from .widgets.rss_panel import RssPanel
+from .widgets.run_header import RunHeader
+from .widgets.status_bar import StatusBar
+
+DRAIN_INTERVAL = 0.05
+QUIT_WAIT_SECONDS = 1.8
+SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
+
+
+class TorchscanApp(App[None]):
+    """One screen: header, peak RSS, filter, operator table, detail and log panes."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "torchscan-tui"
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
+        Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
+        Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
+        Binding("n", "sort('calls')", "Calls", tooltip="Sort by call count"),
+        Binding("m", "sort('bytes')", "Bytes", tooltip="Sort by CPU net bytes"),
+        Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
+        Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
+        Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
+        Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
+        Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace"),
+        Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
+        Binding("l", "toggle_log", "Log", tooltip="Show or hide the workload's output"),
+        Binding("r", "rerun", "Rerun", tooltip="Run the workload again"),
+        Binding("x", "cancel_run", "Cancel", tooltip="Cancel the run"),
+        Binding("q", "quit", "Quit", tooltip="Quit, cancelling any run"),
+        Binding("question_mark", "help", "Help", tooltip="Keys and what the numbers mean"),
+        Binding("escape", "leave", "Back", show=False),
+    ]
+
+    def __init__(self, source: RunSource, *, show_clock: bool = True):
+        super().__init__()
+        self.source = source
+        self.show_clock = show_clock
+        self.state = RunState()
+        self.view = RowView()
+        self._inbox: deque = deque()
+        self._tick = 0
+        self._run_worker: Worker | None = None
+        self._status_message = ""
+        self.run_finished_count = 0
+
+    # Layout -------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield RunHeader(id="run-header")
+        yield RssPanel(id="rss-panel")
+        yield FilterBar(id="filter-bar")
+        yield OperatorTable(self.view, id="operator-table")
+        yield DetailPane(id="detail-pane")
+        yield LogPane(id="log-pane")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    @property
+    def table(self) -> OperatorTable:
+        return self.query_one(OperatorTable)
+
+    def on_mount(self) -> None:
+        self.table.focus()
+        self.set_interval(DRAIN_INTERVAL, self._drain)
+        self.start_run()
+
+    # Running --------------------------------------------------------------------------
+
+    def start_run(self) -> None:
+        self.state.start()
+        self.view.set_rows([])
+        self._inbox.clear()
+        self.query_one(LogPane).reset()
+        self._render_all(rows_replaced=True)
+        self._run_worker = self._run_source()
+
+    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
+    def _run_source(self) -> None:
+        self.source.run(self._inbox.append)
+
+    @on(Worker.StateChanged)
+    def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """Every worker failure ends up here: a notification and a failed state."""
+        if event.state != WorkerState.ERROR:
+            return
+        error = event.worker.error
+        message = f"{type(error).__name__}: {error}"
+        if event.worker.group == "run":
+            self.state.phase = self.state.outcome = "failed"
+            self.state.message = message
+            self.state.ended_at = self.state.ended_at or self.state.started_at
+            self._render_all()
+        self.notify(message, title="Error", severity="error", timeout=10)
+
+    def _drain(self) -> None:
+        """Apply every event that arrived since the last tick, in one batch."""
+        self._tick += 1
+        if not self._inbox:
+            if self.state.running and self.show_clock:
+                self._render_header()
+            return
+        finished = False
+        while self._inbox:
+            event = self._inbox.popleft()
+            self.state.apply(event)
+            finished = finished or type(event).__name__ == "RunFinished"
+        with self.batch_update():
+            rows = self.state.take_pending_rows()
+            if rows:
+                self.view.extend(rows)
+            log_lines = self.state.take_pending_log()
+            if log_lines:
+                self.query_one(LogPane).add_lines(log_lines, self.state.log.dropped)
+            self._render_all(rows_replaced=False)
+        if finished:
+            self._run_ended()
+
+    def _run_ended(self) -> None:
+        self.run_finished_count += 1
+        state = self.state
+        if state.outcome == "failed":
+            self.notify(state.message, title="Run failed", severity="error", timeout=15)
+            if state.details:
+                self.query_one(LogPane).display = True
+        elif state.outcome == "cancelled":
+            self.notify(state.message, title="Cancelled", severity="warning")
+        elif not state.complete:
+            self.notify(state.message, title="Incomplete", severity="warning")
+        self.refresh_bindings()
+
+    # Rendering (attributes down) ------------------------------------------------------
+
+    def _render_header(self) -> None:
+        state = self.state
+        elapsed = state.elapsed() if self.show_clock else None
+        device = state.context.get("device") or self.source.device
+        self.query_one(RunHeader).show(
+            self.source.title, device, state.phase, elapsed, state.running, self._tick
+        )
+
+    def _render_all(self, rows_replaced: bool = False) -> None:
+        state = self.state
+        self._render_header()
+        self.query_one(RssPanel).show(
+            state.rss, state.rss_status, state.rss_wall_seconds, state.samples, state.rss_leftovers
+        )
+        table = self.table
+        share_field = self._share_field()
+        total = state.context.get(share_field.replace("_seconds", "_seconds_sum"))
+        if (share_field, total) != (table.share_field, table.share_total):
+            table.set_share(share_field, total)
+        table.view_changed(rows_replaced=rows_replaced)
+        self._render_status()
+        self._render_detail()
+        self.refresh_bindings()
+
+    def _share_field(self) -> str:
+        key = self.view.sort.key
+        if key in SORT_KEYS:
+            return SORT_KEYS[key]
+        return self.state.context.get("ranked_by", "cpu_self_seconds")
+
+    def _render_status(self) -> None:
+        state = self.state
+        self.query_one(StatusBar).show(
+            shown=len(self.view.visible),
+            received=len(self.view.rows),
+            total=state.context.get("total_grouped_operators"),
+            row_limit=state.context.get("row_limit"),
+            filter_text=self.view.filter.text,
+            sort_label=self.view.sort.describe(),
+            selected=len(self.view.selected),
+            message=self._status_message,
+        )
+
+    def _render_detail(self) -> None:
+        pane = self.query_one(DetailPane)
+        if pane.display:
+            pane.show(self.table.highlighted_row, self.state.diagnostics, self.state.context)
+
+    @on(OperatorTable.Highlighted)
+    def _highlighted(self) -> None:
+        self._render_detail()
+
+    @on(OperatorTable.Activated)
+    def _activated(self) -> None:
+        pane = self.query_one(DetailPane)
+        pane.display = not pane.display
+        self._render_detail()
+
+    # Filter ---------------------------------------------------------------------------
+
+    @on(Input.Changed, "#filter-input")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        bar = self.query_one(FilterBar)
+        try:
+            self.view.set_filter(event.value)
+            bar.show_error("")
+        except FilterError as exc:
+            bar.show_error(f"{exc} (showing all rows)")
+        self.table.view_changed()
+        self._render_status()
+
+    @on(Input.Submitted, "#filter-input")
+    def _filter_submitted(self) -> None:
+        self.table.focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter-input", Input).focus()
+
+    def action_leave(self) -> None:
+        """Escape: leave the filter, else close the detail pane."""
+        if isinstance(self.focused, Input):
+            self.table.focus()
+            return
+        pane = self.query_one(DetailPane)
+        if pane.display:
+            pane.display = False
+
+    # Sort and selection ---------------------------------------------------------------
+
+    def action_sort(self, key: str) -> None:
+        if key == "device" and not has_device_time(self.view.rows):
+            self.notify(
+                "No device time in this run: it was not measured (CPU-only profile, or the "
+                "profiler lacks CUDA support). Rows stay in their current order.",
+                title="Cannot sort by device time",
+                severity="warning",
+            )
+            return
+        self.view.set_sort(self.view.sort.toggled(key))
+        self._render_all()
+
+    def action_toggle_select(self) -> None:
+        self.view.toggle_selected(self.table.cursor)
+        self.table.refresh()
+        self._render_status()
+
+    def action_select_all(self) -> None:
+        self.view.select_all_visible()
+        self.table.refresh()
+        self._render_status()
+
+    # Panes and help -------------------------------------------------------------------
+
+    def action_toggle_log(self) -> None:
+        pane = self.query_one(LogPane)
+        pane.display = not pane.display
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    # Exports --------------------------------------------------------------------------
+
+    def action_export_rows(self) -> None:
+        rows = self.view.rows_to_export(self.table.cursor)
+        what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
+        notes = [f"Exports {what}. The format follows the extension: .csv, .json or .md."]
+        dialog = ExportDialog("Export rows", "torchscan-rows.csv", notes, validate=format_for)
+        self.push_screen(dialog, partial(self._export_rows_to, rows))
+
+    def _export_rows_to(self, rows: list[dict], request: ExportRequest | None) -> None:
+        if request is not None:
+            self._write_export(partial(export_rows, rows), request, f"{len(rows)} row(s)")
+
+    def action_export_trace(self) -> None:
+        notes = [f"{note['code']}: {note['message']}" for note in self.state.diagnostics]
+        if not has_device_time(self.view.rows):
+            notes.append("This trace holds no device (GPU) activity: only CPU-side events.")
+        notes.append(TRACE_PRIVACY_NOTE + " The file is created readable by you only (0600).")
+        dialog = ExportDialog("Export Chrome trace", "torchscan-trace.json", notes)
+        self.push_screen(dialog, self._export_trace_to)
+
+    def _export_trace_to(self, request: ExportRequest | None) -> None:
+        source = self.state.trace_path
+        if request is not None and source:
+            self._write_export(partial(copy_trace, source), request, "the trace")
+
+    def action_save_report(self) -> None:
+        dialog = ExportDialog(
+            "Save the session as a report", "torchscan-report.json",
+            ["Reopen it later with: torchscan-tui torchscan-report.json"],
+        )
+        self.push_screen(dialog, self._save_report_to)
+
+    def _save_report_to(self, request: ExportRequest | None) -> None:
+        report = self.state.report
+        if request is not None and report is not None:
+            self._write_export(partial(save_report, report), request, "the report")
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _write_export(self, write, request: ExportRequest, what: str) -> None:
+        try:
+            written = write(request.path, overwrite=request.overwrite)
+        except ExportError as exc:
+            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
+            return
+        self.call_from_thread(self.notify, f"Wrote {what} to {written}", title="Exported")
+
+    # Run control ----------------------------------------------------------------------
+
+    def action_rerun(self) -> None:
+        self.start_run()
+
+    def action_cancel_run(self) -> None:
+        self.source.cancel()
+        self._status_message = "cancelling…"
+        self._render_status()
+
+    async def action_quit(self) -> None:
+        """Quit at once: cancel a run, wait briefly for its processes, clean up."""
+        if self.state.running:
+            self.source.cancel()
+        worker = self._run_worker
+        if worker is not None and not worker.is_finished:
+            try:
+                await asyncio.wait_for(worker.wait(), QUIT_WAIT_SECONDS)
+            except Exception:  # noqa: BLE001 - a worker error was already reported
+                pass
+        self.source.cleanup()
+        self.exit(return_code=1 if self.state.outcome == "failed" else 0)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        state = self.state
+        has_rows = bool(self.view.visible)
+        if action == "cancel_run":
+            return state.running
+        if action == "rerun":
+            return self.source.rerunnable and not state.running
+        if action == "export_trace":
+            return bool(state.trace_path) and os.path.exists(state.trace_path or "")
+        if action in ("export_rows", "toggle_select", "select_all"):
+            return has_rows
+        if action == "save_report":
+            return state.report is not None
+        return True
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        """Every action of ours in the command palette, when it applies."""
+        yield from super().get_system_commands(screen)
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            name = binding.action.split("(")[0]
+            if binding.action == "leave" or not self.check_action(name, ()):
+                continue
+            title = f"{binding.tooltip} ({binding.key})"
+            yield SystemCommand(title, binding.description, partial(self.run_action, binding.action))
+
+
+def create_app(
+    *,
+    config: RunConfig | None = None,
+    report: dict | None = None,
+    report_path: str = "report.json",
+    source: RunSource | None = None,
+    show_clock: bool = True,
+) -> TorchscanApp:
+    """The one factory the CLI and the tests use."""
+    if source is None:
+        if config is not None:
+            source = LiveSource(config)
+        elif report is not None:
+            source = ReportSource(report, report_path)
+        else:
+            raise ValueError("create_app needs a config, a report or a source")
+    return TorchscanApp(source, show_clock=show_clock)

@@ -1,0 +1,63 @@
+"""Everything about the highlighted row: fields, kind, callers and the diagnostics."""
+
+from __future__ import annotations
+
+from rich.table import Table
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from ...formatting import format_bytes, format_count, format_seconds, format_shapes
+from ...text import neutralise_controls
+
+KIND_LABELS = {
+    "operator": "operator (an ATen / torch op)",
+    "runtime": "runtime event (CUDA runtime or driver call: launch, copy, sync)",
+    "annotation": "caller annotation (a record_function range)",
+    "memory": "memory events outside any operator",
+}
+
+
+class DetailPane(VerticalScroll):
+    """Attributes down: the app calls :meth:`show` with the row and the report's notes."""
+
+    def compose(self):
+        yield Static(id="detail-body")
+
+    def show(self, row: dict | None, report_diagnostics: list, context: dict) -> None:
+        body = self.query_one("#detail-body", Static)
+        if row is None:
+            body.update(Text("No row highlighted.", style="dim"))
+            return
+        table = Table.grid(padding=(0, 2))
+        table.add_column(style="bold")
+        table.add_column()
+        table.add_row("operator", neutralise_controls(row["operator"]))
+        table.add_row("kind", KIND_LABELS.get(row.get("kind"), str(row.get("kind"))))
+        table.add_row("input shapes", neutralise_controls(format_shapes(row["input_shapes"])))
+        table.add_row("calls", format_count(row["calls"]))
+        table.add_row("CPU self time", format_seconds(row["cpu_self_seconds"]))
+        device = format_seconds(row["device_self_seconds"])
+        if row["device_self_seconds"] is None:
+            device += "  (not measured in this run)"
+        table.add_row("device self time", device)
+        table.add_row("CPU net bytes", format_bytes(row["cpu_net_bytes"], signed=True))
+        callers = row.get("callers") or {}
+        if callers:
+            listed = ", ".join(f"{neutralise_controls(k)} ×{v}" for k, v in callers.items())
+            table.add_row("called under", listed)
+        table.add_row("ranked by", str(context.get("ranked_by", "—")))
+        notes = list(row.get("diagnostics") or [])
+        codes = {note.get("code") for note in notes}
+        notes += [note for note in report_diagnostics if note.get("code") not in codes]
+        for note in notes:
+            table.add_row("diagnostic", Text(f"{note['code']}: {note['message']}", style="yellow"))
+        table.add_row(
+            "note",
+            Text(
+                "Self times may overlap and are not latency; net bytes are allocations minus "
+                "frees inside the op, not a peak.",
+                style="dim",
+            ),
+        )
+        body.update(table)

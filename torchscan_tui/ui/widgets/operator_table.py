@@ -1,0 +1,264 @@
+"""The operator table: a virtual, line-API table that renders only the visible rows.
+
+Nothing here measures cells: column widths come from the widget's width, and each line is
+built on demand in :meth:`render_line`, so 100k rows cost no more to show than 30. The
+table reads a :class:`~torchscan_tui.rows.RowView` (attributes down) and posts
+:class:`OperatorTable.Highlighted` / :class:`OperatorTable.Activated` (messages up).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.segment import Segment
+from textual.binding import Binding
+from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from ...formatting import (
+    MISSING,
+    format_bytes,
+    format_count,
+    format_seconds,
+    format_shapes,
+    share_bar,
+)
+from ...rows import RowView
+from ...text import neutralise_controls
+
+
+@dataclass(frozen=True)
+class Column:
+    key: str
+    title: str
+    width: int  # 0: flexible
+    align: str = "left"
+    weight: int = 1  # share of the flexible width
+    drop_order: int = 0  # columns with a higher drop order go first when space is short
+
+
+COLUMNS = (
+    Column("mark", "", 1, drop_order=0),
+    Column("rank", "#", 5, "right", drop_order=3),
+    Column("operator", "operator", 0, weight=5),
+    Column("shapes", "input shapes", 0, weight=6),
+    Column("calls", "calls", 7, "right", drop_order=2),
+    Column("cpu", "CPU self", 11, "right"),
+    Column("device", "device self", 11, "right"),
+    Column("bytes", "net bytes", 10, "right", drop_order=1),
+    Column("share", "share", 10, drop_order=4),
+)
+SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
+MIN_FLEX = 8
+
+
+def layout_columns(width: int) -> list[tuple[Column, int]]:
+    """Columns and widths that fit ``width`` cells, dropping the least needed first."""
+    columns = list(COLUMNS)
+    while True:
+        fixed = sum(column.width for column in columns) + len(columns) - 1
+        flexible = [column for column in columns if column.width == 0]
+        spare = width - fixed
+        droppable = [column for column in columns if column.drop_order]
+        if spare >= MIN_FLEX * len(flexible) or not droppable:
+            break
+        columns.remove(max(droppable, key=lambda column: column.drop_order))
+    spare = max(spare, len(flexible))
+    total_weight = sum(column.weight for column in flexible)
+    widths, given = [], 0
+    for column in columns:
+        if column.width:
+            widths.append((column, column.width))
+            continue
+        share = spare * column.weight // total_weight
+        widths.append((column, share))
+        given += share
+    if flexible and given < spare:  # rounding: the last flexible column takes the rest
+        index = max(i for i, (column, _) in enumerate(widths) if column.width == 0)
+        column, share = widths[index]
+        widths[index] = (column, share + spare - given)
+    return widths
+
+
+def fit(text: str, width: int, align: str) -> str:
+    if len(text) > width:
+        return text[: max(width - 1, 0)] + "…" if width > 0 else ""
+    return text.rjust(width) if align == "right" else text.ljust(width)
+
+
+class OperatorTable(ScrollView, can_focus=True):
+    """Ranked operator rows; the cursor is a position in the view's visible rows."""
+
+    COMPONENT_CLASSES = {
+        "operator-table--header",
+        "operator-table--cursor",
+        "operator-table--selected",
+        "operator-table--missing",
+        "operator-table--bar",
+    }
+    BINDINGS = [
+        Binding("up,k", "cursor(-1)", "Up", show=False),
+        Binding("down,j", "cursor(1)", "Down", show=False),
+        Binding("pageup", "page(-1)", "Page up", show=False),
+        Binding("pagedown", "page(1)", "Page down", show=False),
+        Binding("home", "jump(0)", "First", show=False),
+        Binding("end", "jump(-1)", "Last", show=False),
+        Binding("enter", "activate", "Details", show=True),
+    ]
+
+    cursor = reactive(0, always_update=True)
+
+    class Highlighted(Message):
+        """The cursor moved to another row (``row`` is None when the view is empty)."""
+
+        def __init__(self, table: OperatorTable, row: dict | None, position: int):
+            super().__init__()
+            self.table = table
+            self.row = row
+            self.position = position
+
+    class Activated(Message):
+        """Enter was pressed on a row."""
+
+        def __init__(self, table: OperatorTable, row: dict):
+            super().__init__()
+            self.table = table
+            self.row = row
+
+    def __init__(self, view: RowView, **kwargs):
+        super().__init__(**kwargs)
+        self.view = view
+        self.share_field = "cpu_self_seconds"
+        self.share_total: float | None = None
+        self._cells: dict[int, dict] = {}
+        self._last_highlight: tuple[int, int | None] | None = None
+
+    # Attributes down ------------------------------------------------------------------
+
+    def view_changed(self, *, rows_replaced: bool = False) -> None:
+        """The view's rows, filter or sort changed: resize, clamp the cursor, repaint."""
+        if rows_replaced:
+            self._cells.clear()
+        self.virtual_size = Size(self.scrollable_content_region.width, len(self.view.visible) + 1)
+        self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
+        self.refresh()
+
+    def set_share(self, field: str, total: float | None) -> None:
+        self.share_field, self.share_total = field, total
+        self._cells.clear()
+        self.refresh()
+
+    @property
+    def highlighted_row(self) -> dict | None:
+        return self.view.row_at(self.cursor)
+
+    # Cursor and scrolling -------------------------------------------------------------
+
+    @property
+    def _page(self) -> int:
+        return max(self.scrollable_content_region.height - 1, 1)
+
+    def watch_cursor(self, position: int) -> None:
+        top = int(self.scroll_offset.y)
+        if position < top:
+            self.scroll_to(y=position, animate=False, immediate=True)
+        elif position >= top + self._page:
+            self.scroll_to(y=position - self._page + 1, animate=False, immediate=True)
+        self.refresh()
+        row = self.view.row_at(position)
+        row_id = self.view.visible[position] if row is not None else None
+        if self._last_highlight != (position, row_id):
+            self._last_highlight = (position, row_id)
+            self.post_message(self.Highlighted(self, row, position))
+
+    def action_cursor(self, delta: int) -> None:
+        if self.view.visible:
+            self.cursor = min(max(self.cursor + delta, 0), len(self.view.visible) - 1)
+
+    def action_page(self, direction: int) -> None:
+        self.action_cursor(direction * self._page)
+
+    def action_jump(self, where: int) -> None:
+        if self.view.visible:
+            self.cursor = 0 if where == 0 else len(self.view.visible) - 1
+
+    def action_activate(self) -> None:
+        row = self.highlighted_row
+        if row is not None:
+            self.post_message(self.Activated(self, row))
+
+    def on_resize(self) -> None:
+        self.view_changed()
+
+    # Rendering ------------------------------------------------------------------------
+
+    def _cells_for(self, row_id: int, row: dict) -> dict:
+        cells = self._cells.get(row_id)
+        if cells is None:
+            share = None
+            value = row.get(self.share_field)
+            if self.share_total and value is not None:
+                share = value / self.share_total
+            cells = {
+                "rank": str(row_id + 1),
+                "operator": neutralise_controls(row["operator"]),
+                "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
+                "calls": format_count(row["calls"]),
+                "cpu": format_seconds(row["cpu_self_seconds"]),
+                "device": format_seconds(row["device_self_seconds"]),
+                "bytes": format_bytes(row["cpu_net_bytes"]),
+                "share": share,
+            }
+            if len(self._cells) > 20000:
+                self._cells.clear()
+            self._cells[row_id] = cells
+        return cells
+
+    def _header_strip(self, layout, width: int) -> Strip:
+        style = self.get_component_rich_style("operator-table--header")
+        sort = self.view.sort
+        arrow = "↓" if sort.descending else "↑"
+        texts = []
+        for column, column_width in layout:
+            title = column.title
+            if SORT_COLUMN.get(column.key) == sort.key and sort.key != "rank":
+                title = f"{title} {arrow}"
+            texts.append(fit(title, column_width, column.align))
+        return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        layout = layout_columns(width)
+        if y == 0:
+            return self._header_strip(layout, width)
+        position = int(self.scroll_offset.y) + y - 1
+        row = self.view.row_at(position)
+        base = self.rich_style
+        if row is None:
+            return Strip.blank(width, base)
+        row_id = self.view.visible[position]
+        cells = self._cells_for(row_id, row)
+        selected = row_id in self.view.selected
+        if position == self.cursor:
+            base = base + self.get_component_rich_style("operator-table--cursor")
+        elif selected:
+            base = base + self.get_component_rich_style("operator-table--selected")
+        missing = base + self.get_component_rich_style("operator-table--missing")
+        bar = base + self.get_component_rich_style("operator-table--bar")
+        segments: list[Segment] = []
+        for index, (column, column_width) in enumerate(layout):
+            if index:
+                segments.append(Segment(" ", base))
+            if column.key == "mark":
+                segments.append(Segment("●" if selected else " ", base))
+            elif column.key == "share":
+                text = share_bar(cells["share"], column_width)
+                segments.append(Segment(text, bar))
+            else:
+                text = fit(cells[column.key], column_width, column.align)
+                style = missing if cells[column.key] == MISSING else base
+                segments.append(Segment(text, style))
+        return Strip(segments).adjust_cell_length(width, base)

@@ -1,0 +1,30 @@
+"""The top line: script, device, the phase of the run, elapsed time and a spinner."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ...run_state import PHASE_LABELS
+from ...text import neutralise_controls
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
+
+
+class RunHeader(Static):
+    """Rendered from attributes the app sets with :meth:`show`."""
+
+    def show(
+        self, title: str, device: str, phase: str, elapsed: float | None, running: bool, tick: int
+    ) -> None:
+        text = Text()
+        text.append(" torchscan-tui ", style="bold reverse")
+        text.append(f" {neutralise_controls(title)}", style="bold")
+        text.append(f"  device {device}  ", style="dim")
+        if running:
+            text.append(SPINNER[tick % len(SPINNER)] + " ", style="bold cyan")
+        text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
+        if elapsed is not None:
+            text.append(f"  {elapsed:.1f} s", style="dim")
+        self.update(text)

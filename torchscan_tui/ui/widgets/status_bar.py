@@ -1,0 +1,36 @@
+"""The line under the table: N of M grouped operators, row limit, filter, sort, selection."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from ...text import neutralise_controls
+
+
+class StatusBar(Static):
+    def show(
+        self,
+        shown: int,
+        received: int,
+        total: int | None,
+        row_limit: int | None,
+        filter_text: str,
+        sort_label: str,
+        selected: int,
+        message: str = "",
+    ) -> None:
+        text = Text()
+        total_text = "?" if total is None else f"{total:,}"
+        text.append(f"{shown:,} of {total_text} grouped operators", style="bold")
+        if received != shown:
+            text.append(f" ({received:,} received)", style="dim")
+        text.append(f" · limit {row_limit if row_limit is not None else 'none'}")
+        if filter_text:
+            text.append(f" · filter “{neutralise_controls(filter_text)}”")
+        text.append(f" · sort {sort_label}")
+        if selected:
+            text.append(f" · {selected} selected", style="bold")
+        if message:
+            text.append(f" · {neutralise_controls(message)}", style="italic")
+        self.update(text)
