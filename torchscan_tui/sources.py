@@ -31,6 +31,7 @@ class RunSource(Protocol):
     title: str
     device: str
     rerunnable: bool
+    timed: bool  # whether elapsed time means anything (not for a reopened report)
 
     def run(self, emit: Emit) -> None: ...
 
@@ -43,6 +44,7 @@ class LiveSource:
     """Runs the workload for real: a :class:`Session` per run."""
 
     rerunnable = True
+    timed = True
 
     def __init__(self, config: RunConfig):
         self.config = config
@@ -107,6 +109,7 @@ class ReplaySource:
     or cancelled, so tests can watch (and cancel) a run in progress."""
 
     rerunnable = True
+    timed = True
 
     def __init__(
         self,
@@ -150,6 +153,7 @@ class ReportSource(ReplaySource):
     """A saved report, shown as if its run had just finished. Not rerunnable here."""
 
     rerunnable = False
+    timed = False
 
     def __init__(self, report: dict, path: str):
         context = report.get("context") or {}

@@ -24,7 +24,7 @@ from textual.worker import Worker, WorkerState
 from ..atomic import ExportError
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
 from ..report import save_report
-from ..rows import FilterError, RowView, Sort, has_device_time
+from ..rows import FilterError, RowView, has_device_time
 from ..run_state import RunState
 from ..session import RunConfig
 from ..sources import LiveSource, ReportSource, RunSource
@@ -169,7 +169,7 @@ class TorchscanApp(App[None]):
 
     def _render_header(self) -> None:
         state = self.state
-        elapsed = state.elapsed() if self.show_clock else None
+        elapsed = state.elapsed() if self.show_clock and self.source.timed else None
         device = state.context.get("device") or self.source.device
         self.query_one(RunHeader).show(
             self.source.title, device, state.phase, elapsed, state.running, self._tick
@@ -315,7 +315,8 @@ class TorchscanApp(App[None]):
 
     def action_save_report(self) -> None:
         dialog = ExportDialog(
-            "Save the session as a report", "torchscan-report.json",
+            "Save the session as a report",
+            "torchscan-report.json",
             ["Reopen it later with: torchscan-tui torchscan-report.json"],
         )
         self.push_screen(dialog, self._save_report_to)
@@ -346,10 +347,9 @@ class TorchscanApp(App[None]):
 
     async def action_quit(self) -> None:
         """Quit at once: cancel a run, wait briefly for its processes, clean up."""
-        if self.state.running:
-            self.source.cancel()
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
+            self.source.cancel()
             try:
                 await asyncio.wait_for(worker.wait(), QUIT_WAIT_SECONDS)
             except Exception:  # noqa: BLE001 - a worker error was already reported
@@ -380,8 +380,12 @@ class TorchscanApp(App[None]):
             name = binding.action.split("(")[0]
             if binding.action == "leave" or not self.check_action(name, ()):
                 continue
-            title = f"{binding.tooltip} ({binding.key})"
-            yield SystemCommand(title, binding.description, partial(self.run_action, binding.action))
+            key = self.get_key_display(binding)
+            yield SystemCommand(
+                f"{binding.description}: {binding.tooltip}",
+                f"key: {key}",
+                partial(self.run_action, binding.action),
+            )
 
 
 def create_app(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -18,6 +17,22 @@ KIND_LABELS = {
 }
 
 
+LABEL_WIDTH = 18
+
+
+class _Fields:
+    """Label/value lines as one Text (labels padded so values line up)."""
+
+    def __init__(self):
+        self.text = Text()
+
+    def add_row(self, label: str, value: str | Text) -> None:
+        if self.text:
+            self.text.append("\n")
+        self.text.append(label.ljust(LABEL_WIDTH), style="bold")
+        self.text.append(value if isinstance(value, Text) else Text(value))
+
+
 class DetailPane(VerticalScroll):
     """Attributes down: the app calls :meth:`show` with the row and the report's notes."""
 
@@ -29,9 +44,7 @@ class DetailPane(VerticalScroll):
         if row is None:
             body.update(Text("No row highlighted.", style="dim"))
             return
-        table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold")
-        table.add_column()
+        table = _Fields()
         table.add_row("operator", neutralise_controls(row["operator"]))
         table.add_row("kind", KIND_LABELS.get(row.get("kind"), str(row.get("kind"))))
         table.add_row("input shapes", neutralise_controls(format_shapes(row["input_shapes"])))
@@ -60,4 +73,4 @@ class DetailPane(VerticalScroll):
                 style="dim",
             ),
         )
-        body.update(table)
+        body.update(table.text)

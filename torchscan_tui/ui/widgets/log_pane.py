@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.widgets import RichLog
 
 from ...run_state import LOG_LINE_LIMIT
+from ...text import neutralise_controls
 
 
 class LogPane(RichLog):
@@ -16,7 +17,7 @@ class LogPane(RichLog):
 
     def add_lines(self, lines: list[str], dropped: int) -> None:
         for line in lines:
-            self.write(line)
+            self.write(neutralise_controls(line))
         if dropped:
             self.border_title = f"workload output ({dropped:,} earlier lines dropped)"
 

@@ -37,14 +37,15 @@ class Column:
     width: int  # 0: flexible
     align: str = "left"
     weight: int = 1  # share of the flexible width
+    min_width: int = 0  # for a flexible column: below this, drop other columns first
     drop_order: int = 0  # columns with a higher drop order go first when space is short
 
 
 COLUMNS = (
     Column("mark", "", 1, drop_order=0),
     Column("rank", "#", 5, "right", drop_order=3),
-    Column("operator", "operator", 0, weight=5),
-    Column("shapes", "input shapes", 0, weight=6),
+    Column("operator", "operator", 0, weight=5, min_width=16),
+    Column("shapes", "input shapes", 0, weight=6, min_width=14),
     Column("calls", "calls", 7, "right", drop_order=2),
     Column("cpu", "CPU self", 11, "right"),
     Column("device", "device self", 11, "right"),
@@ -52,7 +53,6 @@ COLUMNS = (
     Column("share", "share", 10, drop_order=4),
 )
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
-MIN_FLEX = 8
 
 
 def layout_columns(width: int) -> list[tuple[Column, int]]:
@@ -63,7 +63,7 @@ def layout_columns(width: int) -> list[tuple[Column, int]]:
         flexible = [column for column in columns if column.width == 0]
         spare = width - fixed
         droppable = [column for column in columns if column.drop_order]
-        if spare >= MIN_FLEX * len(flexible) or not droppable:
+        if spare >= sum(column.min_width for column in flexible) or not droppable:
             break
         columns.remove(max(droppable, key=lambda column: column.drop_order))
     spare = max(spare, len(flexible))

@@ -55,5 +55,6 @@ class RssPanel(Vertical):
                 text.append(f" · {leftovers} leftover process(es) ended", style="yellow")
         self.query_one("#rss-figures", Static).update(text)
         sparkline = self.query_one("#rss-sparkline", Sparkline)
-        sparkline.data = [float(value) for _, value in samples] or [0.0]
+        sparkline.display = len(samples) > 1
+        sparkline.data = [float(value) for _, value in samples]
         sparkline.tooltip = "sampled RSS (approximate, /proc); the peak above is the kernel's"

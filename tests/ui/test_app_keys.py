@@ -1,0 +1,349 @@
+"""Every key of the app, against the real app fed by a recorded event stream."""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+
+from replay import recorded_events, replay_source, sample_rows
+from textual.widgets import Input
+
+from torchscan_tui.sources import ReplaySource
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.screens.export_dialog import ExportDialog
+from torchscan_tui.ui.screens.help_screen import HelpScreen
+from torchscan_tui.ui.widgets.detail_pane import DetailPane
+from torchscan_tui.ui.widgets.log_pane import LogPane
+from torchscan_tui.ui.widgets.status_bar import StatusBar
+
+
+def visible_names(app):
+    return [app.view.rows[i]["operator"] for i in app.view.visible]
+
+
+def status_text(app):
+    return str(app.query_one(StatusBar).render())
+
+
+async def test_rows_stream_in_and_the_status_line_counts_them(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert app.state.phase == "done"
+        assert len(app.view.visible) == 8
+        text = status_text(app)
+        assert "8 of 8 grouped operators" in text
+        assert "limit none" in text and "sort rank" in text
+        assert app.state.rss["value"] == 300 * 2**20
+
+
+async def test_filter_by_shape_word_and_wildcard(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("slash")
+        assert isinstance(app.focused, Input)
+        await pilot.press(*"[8, 16, 64]")
+        assert visible_names(app) == ["aten::addmm", "aten::relu", "aten::sum"]
+        await pilot.press(*" relu")
+        assert visible_names(app) == ["aten::relu"]
+        app.query_one("#filter-input", Input).value = "8x*"
+        await pilot.pause()
+        assert visible_names(app) == ["aten::mm"]
+        app.query_one("#filter-input", Input).value = "[*, 64] mm"
+        await pilot.pause()
+        assert visible_names(app) == ["aten::addmm", "aten::mm", "aten::mm"]
+        assert "filter “[*, 64] mm”" in status_text(app)
+        await pilot.press("escape")
+        assert app.focused is app.table
+
+
+async def test_a_bad_filter_says_so_and_hides_nothing(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("slash", *"[8, x")
+        error = app.query_one("#filter-error")
+        assert error.display and "showing all rows" in str(error.render())
+        assert len(app.view.visible) == 8
+        await pilot.press("]")
+        assert "is not a dimension" in str(error.render())
+        app.query_one("#filter-input", Input).value = "mm"
+        await pilot.pause()
+        assert not error.has_class("visible")
+
+
+async def test_sort_keys_and_flip(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("n")
+        calls = [app.view.rows[i]["calls"] for i in app.view.visible]
+        assert calls == sorted(calls, reverse=True)
+        await pilot.press("n")
+        assert [app.view.rows[i]["calls"] for i in app.view.visible] == sorted(calls)
+        await pilot.press("m")
+        net = [app.view.rows[i]["cpu_net_bytes"] for i in app.view.visible]
+        assert net == sorted(net, reverse=True)
+        await pilot.press("c")
+        cpu = [app.view.rows[i]["cpu_self_seconds"] for i in app.view.visible]
+        assert cpu == sorted(cpu, reverse=True)
+        assert "sort CPU self ↓" in status_text(app)
+        await pilot.press("c")
+        assert "sort CPU self ↑" in status_text(app)
+
+
+async def test_device_sort_without_device_time_says_why(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        before = list(app.view.visible)
+        await pilot.press("g")
+        assert app.view.visible == before and app.view.sort.key == "rank"
+        messages = [n.message for n in app._notifications]
+        assert any("not measured" in message for message in messages)
+
+
+async def test_device_sort_with_recorded_cuda_rows_mock_gpu(wait):
+    source = ReplaySource(recorded_events(sample_rows(with_device=True), device="cuda"))
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("g")
+        device = [app.view.rows[i]["device_self_seconds"] for i in app.view.visible]
+        assert device == sorted(device, reverse=True)
+        assert visible_names(app)[0] == "aten::addmm"
+
+
+async def test_movement_keys(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        table = app.table
+        await pilot.press("down", "j")
+        assert table.cursor == 2
+        await pilot.press("k")
+        assert table.cursor == 1
+        await pilot.press("end")
+        assert table.cursor == 7
+        await pilot.press("home")
+        assert table.cursor == 0
+        await pilot.press("pagedown")
+        assert table.cursor == 7
+        await pilot.press("pageup", "up")
+        assert table.cursor == 0
+
+
+async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
+    note = {"code": "mps_cpu_dispatch_only", "message": "MPS rows describe CPU dispatch only"}
+    app = create_app(source=replay_source(diagnostics=[note], device="mps"), show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot)
+        pane = app.query_one(DetailPane)
+        assert not pane.display
+        await pilot.press("enter")
+        assert pane.display
+        body = str(pane.query_one("#detail-body").render())
+        assert "aten::addmm" in body and "mps_cpu_dispatch_only" in body
+        assert "forward ×12" in body and "not measured in this run" in body
+        await pilot.press("down")
+        assert "aten::mm" in str(pane.query_one("#detail-body").render())
+        await pilot.press("escape")
+        assert not pane.display
+
+
+async def test_space_selects_and_a_selects_all_visible(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("space", "down", "space")
+        assert app.view.selected == {0, 1}
+        assert "2 selected" in status_text(app)
+        await pilot.press("space")
+        assert app.view.selected == {0}
+        await pilot.press("slash", *"mm", "escape", "a")
+        assert app.view.selected == {0, 1, 5}
+
+
+async def test_export_selected_rows_to_csv_and_confirm_overwrite(wait, tmp_path):
+    app = create_app(source=replay_source(), show_clock=False)
+    target = tmp_path / "rows.csv"
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        await pilot.press("space", "down", "down", "space", "e")
+        assert isinstance(app.screen, ExportDialog)
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        rows = list(csv.DictReader(target.open()))
+        assert [row["operator"] for row in rows] == ["aten::addmm", "aten::cat"]
+        assert any(str(target) in n.message for n in app._notifications)
+        # Again to the same path: the dialog asks before overwriting.
+        await pilot.press("down", "e")
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        assert isinstance(app.screen, ExportDialog)
+        assert "exists" in str(app.screen.query_one("#export-message").render())
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert len(list(csv.DictReader(target.open()))) == 2
+
+
+async def test_export_highlighted_row_as_markdown_and_json(wait, tmp_path):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        for name in ("one.md", "one.json"):
+            await pilot.press("e")
+            app.screen.query_one("#export-path", Input).value = str(tmp_path / name)
+            await pilot.press("enter")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        assert "| aten::addmm |" in (tmp_path / "one.md").read_text()
+        assert json.loads((tmp_path / "one.json").read_text())[0]["calls"] == 12
+
+
+async def test_export_dialog_refuses_unknown_extension_and_escape_cancels(wait, tmp_path):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("e")
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "rows.xlsx")
+        await pilot.press("enter")
+        assert "unknown format .xlsx" in str(app.screen.query_one("#export-message").render())
+        await pilot.press("escape")
+        assert not isinstance(app.screen, ExportDialog)
+        assert list(tmp_path.iterdir()) == []
+
+
+async def test_trace_export_shows_diagnostics_and_writes_0600(wait, tmp_path):
+    trace = tmp_path / "private" / "trace.json"
+    trace.parent.mkdir()
+    trace.write_text('{"traceEvents": []}')
+    note = {"code": "cuda_activity_unsupported", "message": "CUDA time is unavailable"}
+    app = create_app(
+        source=replay_source(trace_path=str(trace), diagnostics=[note]), show_clock=False
+    )
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("t")
+        dialog = app.screen
+        assert isinstance(dialog, ExportDialog)
+        notes = " ".join(str(n.render()) for n in dialog.query(".export-note"))
+        assert "cuda_activity_unsupported" in notes and "no device (GPU) activity" in notes
+        assert "host name" in notes
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "out.json")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        out = tmp_path / "out.json"
+        assert json.loads(out.read_text()) == {"traceEvents": []}
+        assert out.stat().st_mode & 0o777 == 0o600
+
+
+async def test_trace_export_is_unavailable_without_a_trace(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert app.check_action("export_trace", ()) is False
+        await pilot.press("t")
+        assert not isinstance(app.screen, ExportDialog)
+
+
+async def test_rerun_runs_the_source_again(wait):
+    source = replay_source()
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("space", "r")
+        await wait(pilot, runs=2)
+        assert source.runs == 2
+        assert len(app.view.visible) == 8 and app.view.selected == set()
+
+
+async def test_cancel_while_running_reads_cancelled(wait):
+    hold = threading.Event()
+    app = create_app(source=replay_source(hold=hold), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        while len(app.view.rows) < 8:
+            await pilot.pause()
+        assert app.state.running and app.check_action("cancel_run", ())
+        assert app.check_action("rerun", ()) is False
+        await pilot.press("x")
+        await wait(pilot)
+        assert app.state.phase == "cancelled"
+        assert len(app.view.rows) == 8  # what was shown stays
+
+
+async def test_quit_while_running_cancels_and_exits(wait):
+    hold = threading.Event()
+    source = replay_source(hold=hold)
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        while not app.view.rows:
+            await pilot.pause()
+        await pilot.press("q")
+        await pilot.pause()
+    assert source._cancelled.is_set()
+    assert app.return_code == 0
+
+
+async def test_failed_run_sets_a_non_zero_return_code(wait):
+    app = create_app(source=replay_source(outcome="failed"), show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        assert app.state.phase == "failed"
+        assert any("boom" in n.message for n in app._notifications)
+        await pilot.press("q")
+    assert app.return_code == 1
+
+
+async def test_log_pane_toggles_and_holds_the_output(wait):
+    app = create_app(source=replay_source(output=["line one", "\x1b[31mred"]), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        pane = app.query_one(LogPane)
+        assert not pane.display
+        await pilot.press("l")
+        assert pane.display
+        text = "\n".join(str(line.text) for line in pane.lines)
+        assert "line one" in text and "\\x1b[31mred" in text
+
+
+async def test_help_lists_every_key(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+async def test_command_palette_offers_every_applicable_action(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        for name in (
+            "Filter",
+            "CPU",
+            "Device",
+            "Calls",
+            "Bytes",
+            "Rank",
+            "Select",
+            "All",
+            "Export",
+            "Save",
+            "Log",
+            "Rerun",
+            "Quit",
+            "Help",
+        ):
+            assert any(title.startswith(f"{name}: ") for title in titles), name
+        assert not any(title.startswith("Cancel: ") for title in titles)  # nothing runs
+        assert not any(title.startswith("Trace: ") for title in titles)  # no trace here
