@@ -40,3 +40,29 @@ def test_engine_module_imports_neither_textual_rich_nor_torch(module):
 def test_torch_side_imports_no_ui(module):
     loaded = loaded_after_import(module)
     assert not {"textual", "rich"} & loaded
+
+
+def test_the_ui_process_never_imports_torch(tmp_path):
+    """Import the app and run it on a live workload in a subprocess: torch stays out."""
+    script = tmp_path / "work.py"
+    script.write_text("import torch\ndef workload():\n    torch.ones(2, 2).sum()\n")
+    code = f"""
+import asyncio, sys
+from torchscan_tui.session import RunConfig
+from torchscan_tui.ui.app import create_app
+
+async def main():
+    app = create_app(config=RunConfig(script={str(script)!r}, device="cpu"))
+    async with app.run_test() as pilot:
+        while app.run_finished_count < 1:
+            await pilot.pause()
+        assert app.state.phase == "done", app.state.message
+        assert app.view.rows
+asyncio.run(main())
+print("torch" in sys.modules, "textual" in sys.modules)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True"]

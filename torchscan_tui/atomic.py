@@ -29,6 +29,13 @@ def check_destination(path: str | os.PathLike, *, overwrite: bool = False) -> Pa
     untouched), and counts as an existing file for the overwrite confirmation.
     """
     destination = Path(os.fspath(path)).expanduser()
+    try:
+        return _checked(destination, overwrite)
+    except OSError as error:  # a too-long name, a loop of links, ...
+        raise ExportError(describe_os_error(error, destination)) from error
+
+
+def _checked(destination: Path, overwrite: bool) -> Path:
     if destination.is_dir():
         raise ExportError(f"{destination} is a directory: give a file name inside it")
     parent = destination.parent

@@ -185,6 +185,9 @@ class RowView:
     selected: set[int] = field(default_factory=set)
     visible: list[int] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        self.refresh()
+
     def refresh(self) -> None:
         rows = self.rows
         if self.filter.empty:

@@ -23,14 +23,14 @@ class StatusBar(Static):
         text = Text()
         total_text = "?" if total is None else f"{total:,}"
         text.append(f"{shown:,} of {total_text} grouped operators", style="bold")
-        if received != shown:
-            text.append(f" ({received:,} received)", style="dim")
-        text.append(f" · limit {row_limit if row_limit is not None else 'none'}")
-        if filter_text:
-            text.append(f" · filter “{neutralise_controls(filter_text)}”")
-        text.append(f" · sort {sort_label}")
+        if total is None or received < total:
+            text.append(f" ({received:,} received so far)", style="dim")
         if selected:
             text.append(f" · {selected} selected", style="bold")
+        text.append(f" · sort {sort_label}")
+        if filter_text:
+            text.append(f" · filter “{neutralise_controls(filter_text)}”")
+        text.append(f" · limit {row_limit if row_limit is not None else 'none'}")
         if message:
             text.append(f" · {neutralise_controls(message)}", style="italic")
         self.update(text)

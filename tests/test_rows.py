@@ -1,0 +1,97 @@
+"""The filter language, sorting and selection over rows (pure functions)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from replay import sample_rows
+
+from torchscan_tui.rows import FilterError, RowView, Sort, parse_filter, sorted_indices
+
+
+def names(view: RowView) -> list[str]:
+    return [view.rows[i]["operator"] for i in view.visible]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("[8, 16, 64]", ["aten::addmm", "aten::relu", "aten::sum"]),
+        ("8x16x64", ["aten::addmm", "aten::relu", "aten::sum"]),
+        ("8X16X64", ["aten::addmm", "aten::relu", "aten::sum"]),
+        ("[*, 16, 64]", ["aten::addmm", "aten::relu", "aten::sum"]),
+        ("*x64", ["aten::addmm", "aten::mm", "aten::mm"]),
+        ("[64]", ["aten::addmm"]),
+        ("[]", ["aten::cat", "aten::sum"]),
+        ("MM", ["aten::addmm", "aten::mm", "aten::mm"]),
+        ("mm [32, 64]", ["aten::mm"]),
+        ("kind:runtime", ["cudaLaunchKernel"]),
+        ("kind:annotation forward", ["forward"]),
+        ("", [r["operator"] for r in sample_rows()]),
+    ],
+)
+def test_filter_terms(text, expected):
+    view = RowView(sample_rows())
+    view.set_filter(text)
+    assert names(view) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[8, 16", "unclosed ["),
+        ("[8, a]", "is not a dimension"),
+        ("8]", "a ] without its ["),
+        ("[[8]]", "nested brackets"),
+        ("kind:kernel", "kind is one of"),
+        ("[8,,16]", "is not a dimension"),
+    ],
+)
+def test_bad_filters_raise_and_the_view_shows_everything(text, message):
+    view = RowView(sample_rows())
+    view.set_filter("mm")
+    with pytest.raises(FilterError, match=re.escape(message)):
+        view.set_filter(text)
+    assert len(view.visible) == len(sample_rows())
+
+
+def test_shape_term_needs_the_same_rank():
+    term = parse_filter("[8, 16]").shapes[0]
+    assert term.matches_shape([8, 16])
+    assert not term.matches_shape([8, 16, 1])
+    assert not term.matches_shape([])
+
+
+def test_sort_toggle_flips_and_new_keys_start_descending():
+    sort = Sort()
+    assert sort.toggled("cpu") == Sort("cpu", True)
+    assert sort.toggled("cpu").toggled("cpu") == Sort("cpu", False)
+    assert sort.toggled("cpu").toggled("calls") == Sort("calls", True)
+    assert Sort().toggled("rank") == Sort("rank", False)
+
+
+def test_missing_figures_sort_last_in_both_directions():
+    rows = sample_rows()
+    rows[2]["device_self_seconds"] = 0.5
+    rows[4]["device_self_seconds"] = 0.1
+    indices = list(range(len(rows)))
+    down = sorted_indices(rows, indices, Sort("device", True))
+    up = sorted_indices(rows, indices, Sort("device", False))
+    assert down[:2] == [2, 4] and up[:2] == [4, 2]
+    assert set(down[2:]) == set(up[2:]) == {0, 1, 3, 5, 6, 7}
+
+
+def test_selection_survives_filter_and_sort_and_exports_in_view_order():
+    view = RowView(sample_rows())
+    view.toggle_selected(0)
+    view.toggle_selected(4)
+    view.set_sort(Sort("calls", True))
+    view.set_filter("relu")
+    assert view.selected == {0, 4}
+    exported = view.rows_to_export(highlighted=0)
+    assert [row["operator"] for row in exported] == ["aten::relu", "aten::addmm"]
+    view.selected.clear()
+    assert [row["operator"] for row in view.rows_to_export(0)] == ["aten::relu"]
+    view.set_filter("nothing-matches")
+    assert view.rows_to_export(0) == []

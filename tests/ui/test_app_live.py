@@ -1,0 +1,46 @@
+"""End to end: the real app, a real RSS child and a real profile worker with torch."""
+
+from __future__ import annotations
+
+import csv
+import os
+
+from conftest import WORKLOADS
+from textual.widgets import Input
+
+from torchscan_tui.session import RunConfig
+from torchscan_tui.ui.app import create_app
+
+
+async def test_live_run_of_a_real_workload_then_export(wait, tmp_path):
+    config = RunConfig(script=str(WORKLOADS / "tiny.py"), device="cpu")
+    app = create_app(config=config)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot, timeout=120)
+        assert app.state.phase == "done", app.state.message
+        assert app.state.rss["value"] > 50 * 2**20
+        names = {row["operator"] for row in app.view.rows}
+        assert {"aten::mm", "tiny_block"} <= names
+        assert any("tiny: done" in line for line in app.state.log.lines)
+        trace = app.state.trace_path
+        assert trace and os.path.exists(trace)
+        await pilot.press("slash", *"[8, 16]", "enter", "e")
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "mm.csv")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        rows = list(csv.DictReader((tmp_path / "mm.csv").open()))
+        assert [row["operator"] for row in rows] == ["aten::mm"]
+        await pilot.press("q")
+    assert not os.path.exists(trace)  # the private directory is gone after quit
+
+
+async def test_live_failure_shows_the_workloads_error(wait):
+    config = RunConfig(script=str(WORKLOADS / "raises.py"), device="cpu")
+    app = create_app(config=config)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot, timeout=120)
+        assert app.state.phase == "failed"
+        assert "ValueError: boom from the workload" in app.state.message
+        assert "raises.py" in app.state.message
+        assert any("Traceback" in line for line in app.state.log.lines)

@@ -1,0 +1,47 @@
+"""Snapshots of the main screen, the detail pane and the export dialog (recorded runs).
+
+Deterministic: a recorded event stream, fixed sizes, and no clock on screen.
+"""
+
+from __future__ import annotations
+
+from replay import replay_source
+
+from torchscan_tui.ui.app import create_app
+
+from .conftest import wait_for_run
+
+NOTE = {"code": "cuda_activity_unsupported", "message": "CUDA time is unavailable: no CUPTI."}
+
+
+def _app(**kwargs):
+    return create_app(source=replay_source(**kwargs), show_clock=False)
+
+
+async def _finished(pilot) -> None:
+    await wait_for_run(pilot)
+    pilot.app.table.cursor = 0
+
+
+def test_main_screen(snap_compare):
+    assert snap_compare(_app(), terminal_size=(120, 30), run_before=_finished)
+
+
+def test_main_screen_narrow(snap_compare):
+    assert snap_compare(_app(), terminal_size=(80, 24), run_before=_finished)
+
+
+def test_detail_pane(snap_compare):
+    async def open_detail(pilot):
+        await _finished(pilot)
+        await pilot.press("down", "enter")
+
+    assert snap_compare(_app(diagnostics=[NOTE]), terminal_size=(120, 36), run_before=open_detail)
+
+
+def test_export_dialog(snap_compare):
+    async def open_dialog(pilot):
+        await _finished(pilot)
+        await pilot.press("space", "down", "space", "e")
+
+    assert snap_compare(_app(), terminal_size=(120, 30), run_before=open_dialog)
