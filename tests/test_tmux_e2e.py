@@ -83,8 +83,8 @@ def test_launch_filter_select_export_csv_and_quit(terminal, tmp_path):
     done = tmp_path / "exit-code"
     command = (
         # pytest exports COLUMNS/LINES, which would override the terminal's real size.
-        f"cd {tmp_path} && env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui {WORKLOADS / 'tiny.py'} "
-        f"--device cpu; echo $? > {done}"
+        f"cd {tmp_path} && env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
+        f"{WORKLOADS / 'tiny.py'} --device cpu; echo $? > {done}"
     )
     terminal.start(command)
     screen = terminal.wait_for(" done")
