@@ -36,16 +36,18 @@ def _write(fd, message):
         data = data[written:]
 
 
-def _become_subreaper():
-    """Make orphaned descendants re-parent to us (Linux only; best effort)."""
+def _linux_process_controls():
+    """Subreaper (orphaned descendants re-parent to us) and a death signal (if whoever
+    started us dies, even by SIGKILL, we get SIGTERM and end the command). Linux only."""
     if not sys.platform.startswith("linux"):
         return
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        pr_set_child_subreaper = 36
+        pr_set_pdeathsig, pr_set_child_subreaper = 1, 36
         libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0)
+        libc.prctl(pr_set_pdeathsig, signal.SIGTERM, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
@@ -175,10 +177,13 @@ def main(argv):
         return 2
     _state["grace"] = grace
     os.set_inheritable(result_fd, False)
-    _become_subreaper()
+    parent = os.getppid()
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, _on_cancel)
     signal.signal(signal.SIGALRM, _on_grace_expired)
+    _linux_process_controls()
+    if os.getppid() != parent:  # our parent died before the death signal was armed
+        return 1
 
     floor = _own_high_water_mark()
     error_read, error_write = os.pipe()  # both ends close-on-exec: EOF means exec succeeded

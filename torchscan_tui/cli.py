@@ -21,6 +21,7 @@ EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CANCELLED = 130
+EXIT_TIMEOUT = 124
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -62,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--json", metavar="OUT", default=None, help="run without the UI and write the report to OUT"
     )
     parser.add_argument(
+        "--timeout",
+        type=float,
+        metavar="SECONDS",
+        default=None,
+        help="headless only: cancel the run after SECONDS (default: no deadline)",
+    )
+    parser.add_argument(
         "--force", action="store_true", help="overwrite existing --json / --trace files"
     )
     parser.epilog = (
@@ -79,6 +87,14 @@ def split_script_args(argv: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
     return argv, ()
 
 
+def _protect_dash_paths(argv: list[str]) -> list[str]:
+    """A file named like an option (``-x.py``) is the script, not an option: ``./-x.py``."""
+    return [
+        os.path.join(".", arg) if arg.startswith("-") and os.path.isfile(arg) else arg
+        for arg in argv
+    ]
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
     print(f"torchscan-tui: {message}", file=sys.stderr)
     return code
@@ -94,7 +110,9 @@ def _check_script(script: str) -> str | None:
     return None
 
 
-def run_headless(config: RunConfig, json_path: str, force: bool) -> int:
+def run_headless(
+    config: RunConfig, json_path: str, force: bool, timeout: float | None = None
+) -> int:
     """Run the RSS child and the worker, then write the report; return the exit code."""
     try:
         check_destination(json_path, overwrite=force)
@@ -116,16 +134,33 @@ def run_headless(config: RunConfig, json_path: str, force: bool) -> int:
         signum: signal.signal(signum, lambda *_: session.cancel())
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     }
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        session.cancel()
+
+    timer = threading.Timer(timeout, expire) if timeout else None
     try:
         runner.start()
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
         while runner.is_alive():
             runner.join(0.2)
     finally:
+        if timer is not None:
+            timer.cancel()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         session.cleanup()
     outcome = finished[0]
     if outcome.outcome == "cancelled":
+        if timed_out.is_set():
+            return _fail(
+                f"{config.script}: timed out after {timeout:g} s (--timeout); {outcome.message}",
+                EXIT_TIMEOUT,
+            )
         return _fail(f"{config.script}: {outcome.message}", EXIT_CANCELLED)
     try:
         save_report(outcome.report, json_path, overwrite=force)
@@ -142,10 +177,10 @@ def run_headless(config: RunConfig, json_path: str, force: bool) -> int:
     return EXIT_OK
 
 
-def run_app(config: RunConfig | None, report: dict | None) -> int:
+def run_app(config: RunConfig | None, report: dict | None, report_path: str = "") -> int:
     from .ui.app import create_app
 
-    app = create_app(config=config, report=report)
+    app = create_app(config=config, report=report, report_path=report_path, handle_hangup=True)
     app.run()
     return app.return_code or 0
 
@@ -153,8 +188,10 @@ def run_app(config: RunConfig | None, report: dict | None) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
-    options = parser.parse_args(ours)
+    options = parser.parse_args(_protect_dash_paths(ours))
     script = options.script
+    if options.timeout is not None and options.timeout <= 0:
+        return _fail("--timeout must be a positive number of seconds")
     if options.row_limit is not None and options.row_limit < 1:
         return _fail("--row-limit must be at least 1")
     if script.endswith(".json") and options.json is None:
@@ -162,7 +199,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = load_report(script)
         except ReportError as exc:
             return _fail(str(exc))
-        return run_app(None, report)
+        return run_app(None, report, script)
     problem = _check_script(script)
     if problem:
         return _fail(problem)
@@ -175,7 +212,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         trace_path=os.path.abspath(options.trace) if options.trace else None,
     )
     if options.json is not None:
-        return run_headless(config, options.json, options.force)
+        return run_headless(config, options.json, options.force, options.timeout)
+    if options.timeout is not None:
+        return _fail(
+            "--timeout applies to headless runs (--json OUT); press x to cancel in the app"
+        )
     return run_app(config, None)
 
 

@@ -14,6 +14,7 @@ figure is the command's own high-water mark and not the caller's RSS at fork tim
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -25,12 +26,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .oom import likely_oom, oom_kill_count
 from .text import decode_output_line
 
 LAUNCHER_PATH = Path(__file__).with_name("_launcher.py")
 RSS_SOURCE = "kernel wait4() ru_maxrss: the largest single process among those reaped"
 OUTPUT_LINE_LIMIT = 4096
 _READ_CHUNK = 65536
+OOM_NOTE = "likely out of memory: the cgroup's OOM killer fired"
 
 OutputCallback = Callable[[str, str], None]
 """Called as ``callback(stream, line)`` with stream ``"stdout"`` or ``"stderr"``."""
@@ -61,11 +64,16 @@ class ExitStatus:
     exit_code: int | None
     signal_number: int | None
     cancelled: bool = False
+    likely_oom: bool = False  # SIGKILL while the cgroup's OOM-kill count rose
 
     @classmethod
-    def from_wait_status(cls, status: int, cancelled: bool = False) -> ExitStatus:
+    def from_wait_status(
+        cls, status: int, cancelled: bool = False, oom_kills_rose: bool = False
+    ) -> ExitStatus:
         if os.WIFSIGNALED(status):
-            return cls(None, os.WTERMSIG(status), cancelled)
+            signal_number = os.WTERMSIG(status)
+            oom = oom_kills_rose and signal_number == signal.SIGKILL
+            return cls(None, signal_number, cancelled, oom)
         return cls(os.WEXITSTATUS(status), None, cancelled)
 
     @property
@@ -90,6 +98,8 @@ class ExitStatus:
         if self.cancelled:
             return "cancelled"
         if self.signal_number is not None:
+            if self.likely_oom:
+                return f"killed by {self.signal_name} ({OOM_NOTE})"
             return f"killed by {self.signal_name}"
         return f"exited with status {self.exit_code}"
 
@@ -98,6 +108,7 @@ class ExitStatus:
             "exit_code": self.exit_code,
             "signal": self.signal_name,
             "cancelled": self.cancelled,
+            "likely_oom": self.likely_oom,
             "description": self.describe(),
         }
 
@@ -163,7 +174,9 @@ def _raise_exec_error(command: Sequence[str], report: dict) -> None:
     raise exc_type(code, message, command[0])
 
 
-def _interpret(command: Sequence[str], reports: list[dict], platform: str) -> CommandResult:
+def _interpret(
+    command: Sequence[str], reports: list[dict], platform: str, oom_before: int | None = None
+) -> CommandResult:
     by_event = {report["event"]: report for report in reports}
     if "exec_error" in by_event:
         _raise_exec_error(command, by_event["exec_error"])
@@ -173,7 +186,8 @@ def _interpret(command: Sequence[str], reports: list[dict], platform: str) -> Co
             "(was it killed from outside?)"
         )
     exited = by_event["exited"]
-    status = ExitStatus.from_wait_status(exited["status"], exited["cancelled"])
+    oom_rose = likely_oom(oom_before, oom_kill_count()) if oom_before is not None else False
+    status = ExitStatus.from_wait_status(exited["status"], exited["cancelled"], oom_rose)
     rss = build_rss_metric(command, exited, by_event["started"]["floor"], platform)
     return CommandResult(
         list(command), status, rss, exited["wall_seconds"], exited.get("leftovers", 0)
@@ -192,6 +206,7 @@ def measure_peak_rss(command: Sequence[str]) -> dict:
     if not command:
         raise ValueError("measure_peak_rss needs a non-empty argv list")
     platform = _check_platform()
+    oom_before = oom_kill_count()
     result_read, result_write = os.pipe()
     try:
         launcher = subprocess.Popen(
@@ -201,7 +216,7 @@ def measure_peak_rss(command: Sequence[str]) -> dict:
         os.close(result_write)
     reports = _read_report(result_read)
     launcher.wait()
-    result = _interpret(command, reports, platform)
+    result = _interpret(command, reports, platform, oom_before)
     if not result.status.ok:
         raise CommandFailed(command, result.status, result.rss)
     return result.rss
@@ -258,6 +273,7 @@ class MeasuredCommand:
         self._finished = threading.Event()
         self._samples: list[tuple[float, int]] = []
         self._cancel_requested = False
+        self._oom_before: int | None = None
 
     @property
     def pid(self) -> int | None:
@@ -265,6 +281,7 @@ class MeasuredCommand:
         return self._started_pid
 
     def start(self) -> MeasuredCommand:
+        self._oom_before = oom_kill_count()
         result_read, result_write = os.pipe()
         try:
             self._launcher = subprocess.Popen(
@@ -360,8 +377,8 @@ class MeasuredCommand:
         self._launcher.wait()
         for thread in self._threads:
             thread.join()
-        result = _interpret(self.command, self._reports, self._platform)
+        result = _interpret(self.command, self._reports, self._platform, self._oom_before)
         if self._cancel_requested and not result.status.cancelled:
-            result.status = ExitStatus(result.status.exit_code, result.status.signal_number, True)
+            result.status = dataclasses.replace(result.status, cancelled=True)
         result.samples = list(self._samples)
         return result

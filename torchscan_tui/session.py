@@ -8,6 +8,7 @@ the headless CLI into a report. ``cancel()`` may be called from any thread.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -111,6 +112,25 @@ EventCallback = Callable[[Event], None]
 
 
 MAX_STORED_SAMPLES = 240
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
+
+
+def failure_message(script: str, how: str, stderr_tail: list[str]) -> str:
+    """One line for a failed workload: how it ended, its last stderr line, and where.
+
+    For an exception or a syntax error the last ``File "...", line N`` of the traceback
+    says where; it is appended as ``(at FILE:LINE)``.
+    """
+    message = f"{script}: the workload {how}"
+    lines = [line.strip() for line in stderr_tail if line.strip()]
+    if lines:
+        message += f": {lines[-1]}"
+    for line in reversed(stderr_tail):
+        frame = _TRACEBACK_FRAME.match(line)
+        if frame:
+            message += f" (at {frame['file']}:{frame['line']})"
+            break
+    return message
 
 
 def downsample(samples: list[tuple[float, int]], limit: int = MAX_STORED_SAMPLES) -> list:
@@ -285,10 +305,7 @@ class Session:
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish("cancelled", "cancelled while measuring peak RSS", False)
         if not result.status.ok:
-            last = self._stderr_tail.lines[-1] if self._stderr_tail.lines else ""
-            message = f"{script}: the workload {result.status.describe()}"
-            if last:
-                message += f": {last.strip()}"
+            message = failure_message(script, result.status.describe(), self._stderr_tail.lines)
             return self._finish(
                 "failed", message, False, details="\n".join(self._stderr_tail.lines)
             )

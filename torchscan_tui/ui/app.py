@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections import deque
 from collections.abc import Iterable
 from functools import partial
@@ -39,6 +40,7 @@ from .widgets.run_header import RunHeader
 from .widgets.status_bar import StatusBar
 
 DRAIN_INTERVAL = 0.05
+MAX_EVENTS_PER_TICK = 5000
 QUIT_WAIT_SECONDS = 1.8
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 
@@ -68,8 +70,9 @@ class TorchscanApp(App[None]):
         Binding("escape", "leave", "Back", show=False),
     ]
 
-    def __init__(self, source: RunSource, *, show_clock: bool = True):
+    def __init__(self, source: RunSource, *, show_clock: bool = True, handle_hangup: bool = False):
         super().__init__()
+        self.handle_hangup = handle_hangup
         self.source = source
         self.show_clock = show_clock
         self.state = RunState()
@@ -97,9 +100,17 @@ class TorchscanApp(App[None]):
         return self.query_one(OperatorTable)
 
     def on_mount(self) -> None:
+        if self.handle_hangup:
+            # A closed terminal (SIGHUP, tmux server killed) or SIGTERM quits like q does.
+            loop = asyncio.get_running_loop()
+            for signum in (signal.SIGHUP, signal.SIGTERM):
+                loop.add_signal_handler(signum, self._hang_up)
         self.table.focus()
         self.set_interval(DRAIN_INTERVAL, self._drain)
         self.start_run()
+
+    def _hang_up(self) -> None:
+        self.call_later(self.action_quit)
 
     # Running --------------------------------------------------------------------------
 
@@ -137,7 +148,9 @@ class TorchscanApp(App[None]):
                 self._render_header()
             return
         finished = False
-        while self._inbox:
+        budget = MAX_EVENTS_PER_TICK  # a flood is spread over ticks; keys stay responsive
+        while self._inbox and budget:
+            budget -= 1
             event = self._inbox.popleft()
             self.state.apply(event)
             finished = finished or type(event).__name__ == "RunFinished"
@@ -395,6 +408,7 @@ def create_app(
     report_path: str = "report.json",
     source: RunSource | None = None,
     show_clock: bool = True,
+    handle_hangup: bool = False,
 ) -> TorchscanApp:
     """The one factory the CLI and the tests use."""
     if source is None:
@@ -404,4 +418,4 @@ def create_app(
             source = ReportSource(report, report_path)
         else:
             raise ValueError("create_app needs a config, a report or a source")
-    return TorchscanApp(source, show_clock=show_clock)
+    return TorchscanApp(source, show_clock=show_clock, handle_hangup=handle_hangup)

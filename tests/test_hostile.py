@@ -1,0 +1,245 @@
+"""Hostile workloads and bad input, headless: clear errors, no orphans, nothing lost."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from torchscan_tui.oom import likely_oom, oom_kill_count
+from torchscan_tui.process import ExitStatus
+from torchscan_tui.protocol import encode, read_messages
+
+
+def headless(*argv, cwd=None, timeout=300):
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *map(os.fsdecode, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def wait_for_file(path, timeout=60.0) -> str:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if path.exists() and path.read_text().endswith("\n"):
+            return path.read_text()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never written")
+
+
+def gone_within(pids, seconds) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if not any(alive(pid) for pid in pids):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def last_line(result) -> str:
+    return result.stderr.strip().splitlines()[-1]
+
+
+def test_syntax_error_names_file_and_line(workloads, tmp_path):
+    result = headless(workloads / "syntax_error.py", "--json", tmp_path / "r.json")
+    assert result.returncode == 1
+    line = last_line(result)
+    assert "exited with status 1: SyntaxError" in line
+    assert f"(at {workloads / 'syntax_error.py'}:3)" in line
+
+
+def test_script_path_starting_with_a_dash(tmp_path):
+    script = tmp_path / "-dash.py"
+    script.write_text("def workload():\n    import torch\n    torch.ones(2).sum()\n")
+    result = headless("-dash.py", "--json", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["operators"]
+
+
+def test_non_utf8_file_name(tmp_path):
+    name = os.fsdecode(b"caf\xe9.py")
+    (tmp_path / name).write_text("def workload():\n    import torch\n    torch.ones(3).sum()\n")
+    result = headless(name, "--json", "r.json", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["operators"] and report["workload"]["script"].endswith(".py")
+
+
+def test_timeout_cancels_a_never_ending_workload(workloads, tmp_path):
+    pids_file = tmp_path / "pids"
+    started = time.monotonic()
+    result = headless(
+        workloads / "sleeps.py", "--json", tmp_path / "r.json", "--timeout", "4", "--", pids_file
+    )
+    assert time.monotonic() - started < 30
+    assert result.returncode == 124
+    assert "timed out after 4 s" in last_line(result)
+    assert "cancelled" in last_line(result) and "failed" not in last_line(result)
+    pids = [int(pid) for pid in pids_file.read_text().split()]
+    assert gone_within(pids, 3)
+
+
+def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path):
+    pids_file = tmp_path / "pids"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "torchscan_tui",
+            str(workloads / "sleeps.py"),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--",
+            str(pids_file),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    pids = [int(pid) for pid in wait_for_file(pids_file).split()]
+    process.send_signal(signal.SIGTERM)
+    _, stderr = process.communicate(timeout=20)
+    assert process.returncode == 130
+    assert "cancelled" in stderr.strip().splitlines()[-1]
+    assert gone_within(pids, 3)
+
+
+def test_a_killed_ui_process_takes_the_workload_with_it(workloads, tmp_path):
+    """Even SIGKILL of our process ends the run: the launcher has a parent-death signal."""
+    pids_file = tmp_path / "pids"
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "torchscan_tui",
+            str(workloads / "sleeps.py"),
+            "--json",
+            str(tmp_path / "r.json"),
+            "--",
+            str(pids_file),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    pids = [int(pid) for pid in wait_for_file(pids_file).split()]
+    process.kill()
+    process.wait()
+    assert gone_within(pids, 5)
+
+
+def test_worker_killed_mid_run_is_incomplete_not_success(workloads, tmp_path):
+    out = tmp_path / "r.json"
+    result = headless(workloads / "dies_in_worker.py", "--json", out)
+    assert result.returncode == 1
+    line = last_line(result)
+    assert "no complete result from the profile worker" in line
+    assert "killed by SIGKILL" in line and "marked incomplete" in line
+    report = json.loads(out.read_text())
+    assert report["run"]["complete"] is False
+
+
+def test_workload_closing_the_channel_ends_incomplete(workloads, tmp_path):
+    out = tmp_path / "r.json"
+    result = headless(workloads / "closes_fds.py", "--json", out)
+    assert result.returncode == 1
+    assert "no complete result" in last_line(result)
+    assert json.loads(out.read_text())["run"]["complete"] is False
+
+
+def test_keyboard_interrupt_in_workload_delivers_rows_and_code(workloads, tmp_path):
+    out = tmp_path / "r.json"
+    result = headless(workloads / "interrupts.py", "--json", out)
+    assert result.returncode == 1
+    assert "KeyboardInterrupt" in last_line(result)
+    report = json.loads(out.read_text())
+    assert any(row["input_shapes"] == [[3, 5], []] for row in report["operators"])
+
+
+def test_partial_last_message_is_discarded():
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, encode({"type": "rows", "rows": [1]}) + b'{"type": "rows", "ro')
+    os.close(write_fd)
+    assert list(read_messages(read_fd)) == [{"type": "rows", "rows": [1]}]
+    os.close(read_fd)
+
+
+def test_a_huge_message_does_not_deadlock_the_reader():
+    row = {"operator": "x" * 1000, "input_shapes": [[1] * 1000] * 2000}
+    message = {"type": "rows", "rows": [row] * 5}
+    read_fd, write_fd = os.pipe()
+    writer = threading.Thread(
+        target=lambda: (os.write(write_fd, encode(message)), os.close(write_fd))
+    )
+    writer.start()
+    received = list(read_messages(read_fd))
+    writer.join(timeout=30)
+    os.close(read_fd)
+    assert received == [message]
+
+
+def test_sigkill_is_named_out_of_memory_when_the_cgroup_counter_rose_fake_cgroup(tmp_path):
+    """No OOM can be provoked safely here: a fake cgroup tree stands in for the kernel's."""
+    events = tmp_path / "memory.events"
+    events.write_text("low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n")
+    proc_cgroup = open("/proc/self/cgroup").read()
+    if not any(line.startswith("0::") for line in proc_cgroup.splitlines()):
+        (tmp_path / "memory").mkdir()
+        (tmp_path / "memory" / "memory.oom_control").write_text("oom_kill_disable 0\noom_kill 2\n")
+    assert oom_kill_count(root=tmp_path) == 2
+    assert likely_oom(1, 2) and not likely_oom(2, 2) and not likely_oom(None, 3)
+    status = ExitStatus.from_wait_status(signal.SIGKILL, oom_kills_rose=True)
+    assert status.describe() == (
+        "killed by SIGKILL (likely out of memory: the cgroup's OOM killer fired)"
+    )
+    assert ExitStatus.from_wait_status(signal.SIGKILL).describe() == "killed by SIGKILL"
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
+    pids_file = tmp_path / "pids"
+    socket = f"torchscan-hup-{os.getpid()}"
+    command = (
+        f"env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
+        f"{workloads / 'sleeps.py'} -- {pids_file}"
+    )
+    subprocess.run(
+        [
+            "tmux",
+            "-L",
+            socket,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            command,
+        ],
+        check=True,
+    )
+    try:
+        pids = [int(pid) for pid in wait_for_file(pids_file).split()]
+    finally:
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
+    assert gone_within(pids, 5)
