@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity
 
-from torchscan_tui import profile_workload, profiling
+from torchscan_tui import diagnostics, profile_workload, profiling
 from torchscan_tui.profiling import WorkloadError
 
 inputs = torch.ones(32, 64)
@@ -106,5 +106,65 @@ def test_threads_started_by_the_workload_are_flagged():
 def test_choose_activities_for_cuda_when_supported_mock_gpu(monkeypatch):
     supported = {ProfilerActivity.CPU, ProfilerActivity.CUDA}
     monkeypatch.setattr("torch.profiler.supported_activities", lambda: supported)
-    activities, notes = profiling.choose_activities("cuda")
-    assert ProfilerActivity.CUDA in activities and notes == []
+    assert ProfilerActivity.CUDA in profiling.choose_activities("cuda")
+    assert profiling.choose_activities("cpu") == [ProfilerActivity.CPU]
+
+
+def test_cuda_active_but_no_kernel_ran_is_said_mock_gpu():
+    notes = diagnostics.report_diagnostics(
+        device="cuda",
+        cuda_requested_unsupported=False,
+        cuda_active=True,
+        device_events=0,
+        threads_started=False,
+        children_ran=False,
+    )
+    assert [note["code"] for note in notes] == ["no_device_events"]
+    assert "stayed on the CPU" in notes[0]["message"]
+
+
+def test_dataloader_worker_processes_are_flagged():
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(TensorDataset(torch.ones(8, 2)), batch_size=4, num_workers=2)
+
+    def work():
+        for (batch,) in loader:
+            batch.sum()
+
+    report = profile_workload(work)
+    codes = [note["code"] for note in report["diagnostics"]]
+    assert "processes_not_profiled" in codes or "threads_not_profiled" in codes
+    assert "processes_not_profiled" in codes
+
+
+def test_event_cap_is_recorded(monkeypatch):
+    monkeypatch.setenv("TORCHSCAN_MAX_EVENTS", "5")
+    report = profile_workload(lambda: [torch.ones(2).sum() for _ in range(10)])
+    assert report["context"]["max_events"] == 5
+    assert report["context"]["events"] > 5 and report["context"]["events_grouped"] == 5
+    assert "events_truncated" in [note["code"] for note in report["diagnostics"]]
+
+
+def test_invalid_torch_trace_falls_back_to_an_escaping_writer_fake_export(tmp_path, monkeypatch):
+    """torch 2.13 escapes names itself; a fake export stands in for versions that did not."""
+    original = torch.profiler.profile.export_chrome_trace
+
+    def broken_export(self, path):
+        original(self, path)
+        with open(path, "a") as handle:
+            handle.write('{"name": "a"b"}')
+
+    monkeypatch.setattr(torch.profiler.profile, "export_chrome_trace", broken_export)
+    trace = tmp_path / "t.json"
+
+    def work():
+        with torch.profiler.record_function('quote"and\x01control'):
+            torch.ones(2).sum()
+
+    report = profile_workload(work, trace_path=trace)
+    data = json.loads(trace.read_text())
+    names = {event["name"] for event in data["traceEvents"]}
+    assert 'quote"and\x01control' in names and "aten::sum" in names
+    assert "trace_rewritten" in [note["code"] for note in report["diagnostics"]]
+    assert trace.stat().st_mode & 0o777 == 0o600

@@ -6,6 +6,9 @@ one place means the worker, the trace importer and the UI say the same thing the
 
 from __future__ import annotations
 
+ROW_LEVEL_CODES = frozenset({"mps_cpu_dispatch_only", "cuda_activity_unsupported"})
+"""Codes every row carries too: they qualify each row's device figure."""
+
 
 def make(code: str, message: str) -> dict:
     return {"code": code, "message": message}
@@ -49,3 +52,51 @@ def device_time_not_measured() -> dict:
         "Device self time was not measured in this run (CPU-only profile), so rows cannot be "
         "sorted by it.",
     )
+
+
+def trace_rewritten() -> dict:
+    return make(
+        "trace_rewritten",
+        "torch's Chrome trace export was not valid JSON (names with quotes or control "
+        "characters), so the trace was rewritten from the raw events by torchscan-tui.",
+    )
+
+
+def worker_processes_not_profiled() -> dict:
+    return make(
+        "processes_not_profiled",
+        "The workload ran child processes (DataLoader workers with num_workers > 0, say); "
+        "ops run there are not in this profile.",
+    )
+
+
+def events_truncated(kept: int, total: int) -> dict:
+    return make(
+        "events_truncated",
+        f"The profile held {total:,} events; only the first {kept:,} were grouped to keep "
+        "the worker's memory bounded (TORCHSCAN_MAX_EVENTS). Rows are incomplete.",
+    )
+
+
+def report_diagnostics(
+    *,
+    device: str,
+    cuda_requested_unsupported: bool,
+    cuda_active: bool,
+    device_events: int,
+    threads_started: bool,
+    children_ran: bool,
+) -> list[dict]:
+    """The report-level diagnostics that follow from what the run observed (pure)."""
+    notes = []
+    if cuda_requested_unsupported:
+        notes.append(cuda_activity_unsupported())
+    if device == "mps":
+        notes.append(mps_cpu_dispatch_only())
+    if cuda_active and device_events == 0:
+        notes.append(no_device_events())
+    if threads_started:
+        notes.append(threads_not_profiled())
+    if children_ran:
+        notes.append(worker_processes_not_profiled())
+    return notes

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import shutil
 import tempfile
 import threading
@@ -20,8 +21,10 @@ from . import diagnostics as diag
 from .aggregate import RawEvent, aggregate_events
 from .ranking import build_rows, self_time_sums
 from .report import SCHEMA_NAME, SCHEMA_VERSION
+from .trace_writer import dumps_chrome_trace
 
 ProgressCallback = Callable[[str], None]
+DEFAULT_MAX_EVENTS = 5_000_000
 
 
 class WorkloadError(Exception):
@@ -49,20 +52,28 @@ def resolve_device(device: str) -> str:
     return device
 
 
-def choose_activities(device: str) -> tuple[list, list[dict]]:
-    """The profiler activities for ``device`` and the diagnostics that choice implies."""
+def choose_activities(device: str) -> list:
+    """The profiler activities for ``device``: CUDA only where the profiler supports it."""
     from torch.profiler import ProfilerActivity, supported_activities
 
     activities = [ProfilerActivity.CPU]
-    notes: list[dict] = []
-    if device == "cuda":
-        if ProfilerActivity.CUDA in supported_activities():
-            activities.append(ProfilerActivity.CUDA)
-        else:
-            notes.append(diag.cuda_activity_unsupported())
-    elif device == "mps":
-        notes.append(diag.mps_cpu_dispatch_only())
-    return activities, notes
+    if device == "cuda" and ProfilerActivity.CUDA in supported_activities():
+        activities.append(ProfilerActivity.CUDA)
+    return activities
+
+
+def max_events_allowed() -> int:
+    """The cap on events grouped (``TORCHSCAN_MAX_EVENTS``), bounding the worker's memory."""
+    try:
+        return max(int(os.environ.get("TORCHSCAN_MAX_EVENTS", DEFAULT_MAX_EVENTS)), 1)
+    except ValueError:
+        return DEFAULT_MAX_EVENTS
+
+
+def _children_usage() -> tuple[float, float]:
+    """CPU time of reaped child processes: it moves when the workload ran any."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime, usage.ru_stime
 
 
 def _device_type_name(device_type: Any) -> str:
@@ -102,29 +113,40 @@ def extract_raw_events(kineto_results: Any) -> list[RawEvent]:
     return raw
 
 
-def export_trace_atomically(profiler: Any, trace_path: str | os.PathLike) -> Path:
+def export_trace_atomically(
+    profiler: Any, trace_path: str | os.PathLike, raw_events: list[RawEvent] | None = None
+) -> tuple[Path, bool]:
     """Write the Chrome trace via a private directory, check it parses, then move it.
 
     ``export_chrome_trace`` can fail without raising (one ERROR line and no file), so the
-    file is verified before it replaces anything at ``trace_path``.
+    file is verified before it replaces anything at ``trace_path``. When torch's file is
+    not valid JSON (odd names), the trace is rewritten from ``raw_events`` by a writer
+    that escapes properly. Returns the path and whether the fallback was used.
     """
     destination = Path(trace_path)
     parent = destination.parent if str(destination.parent) else Path(".")
     private_dir = Path(tempfile.mkdtemp(prefix=".torchscan-trace-", dir=parent))
+    used_fallback = False
     try:
         staged = private_dir / "trace.json"
         profiler.export_chrome_trace(str(staged))
         if not staged.exists():
             raise OSError(f"torch.profiler wrote no trace for {destination}")
-        with open(staged, "rb") as handle:
-            json.load(handle)
+        try:
+            with open(staged, "rb") as handle:
+                json.load(handle)
+        except ValueError:
+            if raw_events is None:
+                raise
+            staged.write_text(dumps_chrome_trace(raw_events), encoding="utf-8")
+            used_fallback = True
         os.chmod(staged, 0o600)
         with open(staged, "rb") as handle:
             os.fsync(handle.fileno())
         os.replace(staged, destination)
     finally:
         shutil.rmtree(private_dir, ignore_errors=True)
-    return destination
+    return destination, used_fallback
 
 
 def profile_workload(
@@ -143,12 +165,13 @@ def profile_workload(
     stopped and a :class:`WorkloadError` carrying the partial report is raised.
     """
     import torch
-    from torch.profiler import profile
+    from torch.profiler import ProfilerActivity, profile
 
     progress = on_progress or (lambda phase: None)
     device = resolve_device(device)
-    activities, notes = choose_activities(device)
+    activities = choose_activities(device)
     threads_before = threading.active_count()
+    children_before = _children_usage()
     failure: BaseException | None = None
     progress("profiling")
     with profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
@@ -160,16 +183,21 @@ def profile_workload(
             torch.cuda.synchronize()
     progress("aggregating")
     raw_events = extract_raw_events(prof.profiler.kineto_results)
-    aggregation = aggregate_events(raw_events)
-    if threading.active_count() > threads_before:
-        notes.append(diag.threads_not_profiled())
-    if torch.profiler.ProfilerActivity.CUDA in activities and aggregation.device_event_count == 0:
-        notes.append(diag.no_device_events())
-    device_measured = torch.profiler.ProfilerActivity.CUDA in activities
-    rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
-    row_notes = [diag.mps_cpu_dispatch_only()] if device == "mps" else []
-    if device == "cuda" and not device_measured:
-        row_notes.append(diag.cuda_activity_unsupported())
+    event_total, max_events = len(raw_events), max_events_allowed()
+    aggregation = aggregate_events(raw_events[:max_events])
+    cuda_active = ProfilerActivity.CUDA in activities
+    notes = diag.report_diagnostics(
+        device=device,
+        cuda_requested_unsupported=device == "cuda" and not cuda_active,
+        cuda_active=cuda_active,
+        device_events=aggregation.device_event_count,
+        threads_started=threading.active_count() > threads_before,
+        children_ran=_children_usage() != children_before,
+    )
+    if event_total > max_events:
+        notes.append(diag.events_truncated(max_events, event_total))
+    rows, ranking = build_rows(aggregation.groups, device_measured=cuda_active)
+    row_notes = [n for n in notes if n["code"] in diag.ROW_LEVEL_CODES]
     for row in rows:
         row["diagnostics"] = list(row_notes)
     total = len(rows)
@@ -187,7 +215,9 @@ def profile_workload(
             "ranked_by": ranking,
             "torch_version": torch.__version__,
             "activities": [activity.name for activity in activities],
-            "events": aggregation.event_count,
+            "events": event_total,
+            "events_grouped": aggregation.event_count,
+            "max_events": max_events,
             "device_events": aggregation.device_event_count,
             **sums,
         },
@@ -196,7 +226,10 @@ def profile_workload(
         "trace_path": None,
     }
     if trace_path is not None:
-        report["trace_path"] = str(export_trace_atomically(prof, trace_path))
+        written, used_fallback = export_trace_atomically(prof, trace_path, raw_events)
+        report["trace_path"] = str(written)
+        if used_fallback:
+            notes.append(diag.trace_rewritten())
     if failure is not None:
         raise WorkloadError(failure, report)
     return report

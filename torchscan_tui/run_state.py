@@ -126,7 +126,7 @@ class RunState:
             self.message = event.message
             self.details = event.details
             self.complete = event.complete
-            self.report = event.report
+            self.report = event.report or self.report
             self.trace_path = event.report.get("trace_path") or self.trace_path
             self.ended_at = time.monotonic()
 

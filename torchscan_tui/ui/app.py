@@ -27,7 +27,7 @@ from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
 from ..report import save_report
 from ..rows import FilterError, RowView, has_device_time
 from ..run_state import RunState
-from ..session import RunConfig
+from ..session import RunConfig, RunFinished
 from ..sources import LiveSource, ReportSource, RunSource
 from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
@@ -134,11 +134,10 @@ class TorchscanApp(App[None]):
         error = event.worker.error
         message = f"{type(error).__name__}: {error}"
         if event.worker.group == "run":
-            self.state.phase = self.state.outcome = "failed"
-            self.state.message = message
-            self.state.ended_at = self.state.ended_at or self.state.started_at
-            self._render_all()
-        self.notify(message, title="Error", severity="error", timeout=10)
+            # After the events already queued, so nothing queued can overwrite "failed".
+            self._inbox.append(RunFinished("failed", f"the run broke: {message}", {}, False))
+        else:
+            self.notify(message, title="Error", severity="error", timeout=10)
 
     def _drain(self) -> None:
         """Apply every event that arrived since the last tick, in one batch."""
@@ -153,7 +152,7 @@ class TorchscanApp(App[None]):
             budget -= 1
             event = self._inbox.popleft()
             self.state.apply(event)
-            finished = finished or type(event).__name__ == "RunFinished"
+            finished = finished or isinstance(event, RunFinished)
         with self.batch_update():
             rows = self.state.take_pending_rows()
             if rows:

@@ -1,0 +1,117 @@
+"""The UI against hostile runs: failing sources, floods, tiny terminals, quitting mid-run."""
+
+from __future__ import annotations
+
+import time
+
+from conftest import WORKLOADS  # noqa: I001 - tests/ is on sys.path
+from replay import recorded_events, replay_source
+
+from torchscan_tui.session import OutputLine, RowsReceived, RunConfig
+from torchscan_tui.sources import ReplaySource
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.widgets.log_pane import LogPane
+
+
+class ExplodingSource(ReplaySource):
+    """Emits the first rows, then its thread raises: a bug in the source itself."""
+
+    def run(self, emit):
+        for event in self.events:
+            if isinstance(event, RowsReceived):
+                emit(event)
+                break
+            emit(event)
+        raise RuntimeError("source thread blew up")
+
+
+async def test_a_failing_source_thread_becomes_a_notification_and_keeps_rows():
+    app = create_app(source=ExplodingSource(recorded_events()), show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.2)
+        assert app.state.phase == "failed"
+        assert any("source thread blew up" in n.message for n in app._notifications)
+        assert len(app.view.visible) == 5  # the rows already shown stay
+        await pilot.press("q")
+    assert app.return_code == 1
+
+
+async def test_an_output_flood_is_bounded_and_counted(wait):
+    flood = [f"line {i} " + "x" * 80 for i in range(30_000)]
+    events = recorded_events()
+    events[1:1] = [OutputLine("workload", "stdout", line) for line in flood]
+    app = create_app(source=ReplaySource(events), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert len(app.state.log.lines) == app.state.log.limit
+        assert app.state.log.dropped == 30_001 - app.state.log.limit
+        assert "earlier lines dropped" in app.query_one(LogPane).border_title
+        assert len(app.view.visible) == 8
+
+
+async def test_tiny_terminals_and_resizing_never_crash(wait):
+    hold = __import__("threading").Event()
+    app = create_app(source=replay_source(hold=hold), show_clock=False)
+    async with app.run_test(size=(20, 5)) as pilot:
+        while len(app.view.rows) < 8:
+            await pilot.pause()
+        for size in [(20, 5), (30, 8), (200, 50), (21, 6), (80, 24)]:
+            await pilot.resize_terminal(*size)
+            await pilot.press("down", "enter", "l")
+            await pilot.pause()
+        hold.set()
+        await wait(pilot)
+        await pilot.resize_terminal(20, 5)
+        await pilot.press("e")
+        await pilot.pause()
+        await pilot.press("escape", "question_mark")
+        await pilot.pause()
+        assert app.state.phase == "done"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+async def test_quit_during_a_live_run_is_quick_and_leaves_nothing(tmp_path):
+    pids_file = tmp_path / "pids"
+    config = RunConfig(
+        script=str(WORKLOADS / "sleeps.py"), args=(str(pids_file),), device="cpu", grace_seconds=0.5
+    )
+    app = create_app(config=config)
+    async with app.run_test(size=(100, 30)) as pilot:
+        while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
+            await pilot.pause(0.05)
+        pids = [int(pid) for pid in pids_file.read_text().split()]
+        started = time.monotonic()
+        await pilot.press("q")
+    assert time.monotonic() - started < 2.5
+    assert not any(_alive(pid) for pid in pids)
+
+
+async def test_cancel_a_live_run_then_rerun_reads_cancelled(tmp_path):
+    pids_file = tmp_path / "pids"
+    config = RunConfig(
+        script=str(WORKLOADS / "sleeps.py"), args=(str(pids_file),), device="cpu", grace_seconds=0.5
+    )
+    app = create_app(config=config)
+    async with app.run_test(size=(100, 30), notifications=True) as pilot:
+        while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
+            await pilot.pause(0.05)
+        pids = [int(pid) for pid in pids_file.read_text().split()]
+        await pilot.press("x")
+        while app.run_finished_count < 1:
+            await pilot.pause(0.05)
+        assert app.state.phase == "cancelled"
+        assert not any(_alive(pid) for pid in pids)
+        assert app.check_action("rerun", ())
+        pids_file.unlink()
+        await pilot.press("r")
+        while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
+            await pilot.pause(0.05)
+        await pilot.press("q")
