@@ -95,3 +95,25 @@ def test_selection_survives_filter_and_sort_and_exports_in_view_order():
     assert [row["operator"] for row in view.rows_to_export(0)] == ["aten::relu"]
     view.set_filter("nothing-matches")
     assert view.rows_to_export(0) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["[8, 16, 64]", "*x64", "mm", "mm [*, 64]", "kind:operator 8x*", "[]", "a m", ""]
+)
+def test_indexed_filter_agrees_with_the_row_by_row_reference(text):
+    rows = sample_rows() * 3
+    view = RowView(rows)
+    view.set_filter(text)
+    reference = [i for i, row in enumerate(rows) if parse_filter(text).matches(row)]
+    assert view.visible == reference
+
+
+def test_streamed_batches_in_rank_order_append_without_refiltering():
+    rows = sample_rows()
+    view = RowView()
+    view.extend(rows[:3])
+    view.extend(rows[3:])
+    assert view.visible == list(range(len(rows)))
+    view.set_filter("mm")
+    view.extend([dict(rows[1])])
+    assert [view.rows[i]["operator"] for i in view.visible][-1] == "aten::mm"

@@ -53,6 +53,20 @@ class Filter:
     def empty(self) -> bool:
         return not (self.words or self.shapes or self.kinds)
 
+    def select(self, index: RowIndex) -> list[int]:
+        """Ids of the matching rows, in rank order, using the index (fast path)."""
+        candidates: set[int] | None = None
+        for term in self.shapes:
+            found = index.rows_with_shape(term)
+            candidates = found if candidates is None else candidates & found
+        ids = range(len(index)) if candidates is None else sorted(candidates)
+        names, kinds = index.names, index.kinds
+        for word in self.words:
+            ids = [i for i in ids if word in names[i]]
+        for kind in self.kinds:
+            ids = [i for i in ids if kinds[i] == kind]
+        return list(ids)
+
     def matches(self, row: dict) -> bool:
         name = row["operator"].lower()
         if any(word not in name for word in self.words):
@@ -61,6 +75,43 @@ class Filter:
             return False
         inputs = row["input_shapes"]
         return all(any(term.matches_shape(shape) for shape in inputs) for term in self.shapes)
+
+
+class RowIndex:
+    """Per-row facts the filter needs, computed once per row as rows arrive.
+
+    Lower-cased names, kinds, and an inverted index from each flat input shape to the rows
+    that have it: a shape term then tests each distinct shape once instead of every row.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.kinds: list[str] = []
+        self.by_shape: dict[tuple, list[int]] = {}
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    def add(self, rows: Sequence[dict]) -> None:
+        by_shape = self.by_shape
+        for row in rows:
+            row_id = len(self.names)
+            self.names.append(row["operator"].lower())
+            self.kinds.append(row.get("kind", ""))
+            seen = set()
+            for shape in row["input_shapes"]:
+                if isinstance(shape, list) and all(isinstance(d, int) for d in shape):
+                    key = tuple(shape)
+                    if key not in seen:
+                        seen.add(key)
+                        by_shape.setdefault(key, []).append(row_id)
+
+    def rows_with_shape(self, term: ShapeTerm) -> set[int]:
+        found: set[int] = set()
+        for shape, row_ids in self.by_shape.items():
+            if term.matches_shape(list(shape)):
+                found.update(row_ids)
+        return found
 
 
 def _parse_dim(text: str, source: str) -> int | None:
@@ -165,9 +216,10 @@ def sorted_indices(rows: Sequence[dict], indices: list[int], sort: Sort) -> list
     if sort.key == "rank":
         return indices if sort.descending else indices[::-1]
     field_name = SORT_FIELDS[sort.key]
-    present = [i for i in indices if rows[i].get(field_name) is not None]
-    missing = [i for i in indices if rows[i].get(field_name) is None]
-    present.sort(key=lambda i: rows[i][field_name], reverse=sort.descending)
+    values = {i: rows[i].get(field_name) for i in indices}
+    present = [i for i in indices if values[i] is not None]
+    missing = [i for i in indices if values[i] is None]
+    present.sort(key=values.__getitem__, reverse=sort.descending)
     return present + missing
 
 
@@ -185,24 +237,34 @@ class RowView:
     selected: set[int] = field(default_factory=set)
     visible: list[int] = field(default_factory=list)
 
+    index: RowIndex = field(default_factory=RowIndex)
+
     def __post_init__(self) -> None:
+        self.index.add(self.rows)
         self.refresh()
 
     def refresh(self) -> None:
-        rows = self.rows
         if self.filter.empty:
-            indices = list(range(len(rows)))
+            indices = list(range(len(self.rows)))
         else:
-            matches = self.filter.matches
-            indices = [i for i, row in enumerate(rows) if matches(row)]
-        self.visible = sorted_indices(rows, indices, self.sort)
+            indices = self.filter.select(self.index)
+        self.visible = sorted_indices(self.rows, indices, self.sort)
 
     def extend(self, new_rows: Sequence[dict]) -> None:
+        """Add rows that arrive in rank order. In rank order with no filter, the new rows
+        simply go at the end, so a stream of batches costs nothing per batch."""
+        start = len(self.rows)
         self.rows.extend(new_rows)
-        self.refresh()
+        self.index.add(new_rows)
+        if self.filter.empty and self.sort == Sort():
+            self.visible.extend(range(start, len(self.rows)))
+        else:
+            self.refresh()
 
     def set_rows(self, rows: list[dict]) -> None:
         self.rows = rows
+        self.index = RowIndex()
+        self.index.add(rows)
         self.selected.clear()
         self.refresh()
 

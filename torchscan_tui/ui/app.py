@@ -193,15 +193,18 @@ class TorchscanApp(App[None]):
         self.query_one(RssPanel).show(
             state.rss, state.rss_status, state.rss_wall_seconds, state.samples, state.rss_leftovers
         )
-        table = self.table
-        share_field = self._share_field()
-        total = state.context.get(share_field.replace("_seconds", "_seconds_sum"))
-        if (share_field, total) != (table.share_field, table.share_total):
-            table.set_share(share_field, total)
-        table.view_changed(rows_replaced=rows_replaced)
+        self._render_table(rows_replaced)
         self._render_status()
         self._render_detail()
         self.refresh_bindings()
+
+    def _render_table(self, rows_replaced: bool = False) -> None:
+        table = self.table
+        share_field = self._share_field()
+        total = self.state.context.get(share_field.replace("_seconds", "_seconds_sum"))
+        if (share_field, total) != (table.share_field, table.share_total):
+            table.set_share(share_field, total)
+        table.view_changed(rows_replaced=rows_replaced)
 
     def _share_field(self) -> str:
         key = self.view.sort.key
@@ -278,7 +281,9 @@ class TorchscanApp(App[None]):
             )
             return
         self.view.set_sort(self.view.sort.toggled(key))
-        self._render_all()
+        self._render_table()
+        self._render_status()
+        self._render_detail()
 
     def action_toggle_select(self) -> None:
         self.view.toggle_selected(self.table.cursor)

@@ -1,0 +1,1 @@
+"""Benchmarks: one script per target, each printing baseline, ours and the ratio."""

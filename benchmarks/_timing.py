@@ -1,0 +1,36 @@
+"""Interleaved timing: baseline and ours alternate in one run, medians with min-max."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+
+def measure(fn: Callable[[], object]) -> float:
+    started = time.perf_counter()
+    fn()
+    return time.perf_counter() - started
+
+
+def interleaved(baseline: Callable[[], object], ours: Callable[[], object], repeats: int):
+    base, mine = [], []
+    for _ in range(repeats):
+        base.append(measure(baseline))
+        mine.append(measure(ours))
+    return base, mine
+
+
+def report(title: str, base: list[float], mine: list[float], target: str) -> float:
+    def line(name: str, samples: list[float]) -> str:
+        return (
+            f"  {name:<9} median {statistics.median(samples) * 1e3:9.1f} ms"
+            f"   (min {min(samples) * 1e3:.1f}, max {max(samples) * 1e3:.1f}, n={len(samples)})"
+        )
+
+    ratio = statistics.median(mine) / statistics.median(base)
+    print(title)
+    print(line("baseline", base))
+    print(line("ours", mine))
+    print(f"  ratio     {ratio:.3f}   target {target}")
+    return ratio

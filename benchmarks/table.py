@@ -1,0 +1,179 @@
+"""Targets 1 and 2: 100k rows in the table; keystroke to filtered table; sorting; loading.
+
+Baseline: Textual's stock DataTable holding the same rows, refiltered the obvious way
+(clear, then add the matching rows). Ours: the app's virtual OperatorTable over a RowView.
+Both run in a real app under ``App.run_test``; each keystroke is timed until the screen has
+been repainted (``pilot.pause()`` waits for the refresh).
+
+    python -m benchmarks.table [--rows 100000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import time
+
+from textual.app import App
+from textual.widgets import DataTable, Input
+
+from torchscan_tui.formatting import format_shapes
+from torchscan_tui.rows import parse_filter
+from torchscan_tui.session import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
+from torchscan_tui.sources import ReplaySource
+from torchscan_tui.ui.app import create_app
+
+OPS = ["aten::addmm", "aten::mm", "aten::relu", "aten::cat", "aten::sum", "aten::conv2d"]
+
+
+def synthetic_rows(count: int) -> list[dict]:
+    rows = []
+    for index in range(count):
+        batch = 1 + index % 64
+        rows.append(
+            {
+                "operator": OPS[index % len(OPS)],
+                "input_shapes": [[batch, 16 + index % 97], [64]],
+                "kind": "operator",
+                "calls": 1 + index % 13,
+                "cpu_self_seconds": (index % 1000) * 1e-6,
+                "device_self_seconds": None,
+                "cpu_net_bytes": (index % 7 - 3) * 1024,
+                "callers": {},
+                "diagnostics": [],
+            }
+        )
+    return rows
+
+
+def replay(rows: list[dict]) -> ReplaySource:
+    context = {
+        "device": "cpu",
+        "row_limit": None,
+        "total_grouped_operators": len(rows),
+        "ranked_by": "cpu_self_seconds",
+        "cpu_self_seconds_sum": 1.0,
+    }
+    events = [PhaseChanged("receiving"), ProfileMeta(context, [], {}, None)]
+    events += [RowsReceived(rows[i : i + 1000]) for i in range(0, len(rows), 1000)]
+    events.append(RunFinished("done", "", {"operators": rows}, True))
+    return ReplaySource(events)
+
+
+class StockTableApp(App):
+    def __init__(self, rows):
+        super().__init__()
+        self.rows = rows
+
+    def compose(self):
+        yield Input(id="f")
+        yield DataTable(id="t")
+
+    def cells(self, rows):
+        return [
+            (
+                r["operator"],
+                format_shapes(r["input_shapes"]),
+                r["calls"],
+                r["cpu_self_seconds"],
+                r["cpu_net_bytes"],
+            )
+            for r in rows
+        ]
+
+    def load(self, rows):
+        table = self.query_one(DataTable)
+        table.clear()
+        table.add_rows(self.cells(rows))
+
+    def on_mount(self):
+        self.query_one(DataTable).add_columns("operator", "shapes", "calls", "cpu", "bytes")
+
+
+async def stock_keystroke(rows, text) -> tuple[float, float]:
+    app = StockTableApp(rows)
+    async with app.run_test(size=(160, 50)) as pilot:
+        started = time.perf_counter()
+        app.load(rows)
+        await pilot.pause()
+        loaded = time.perf_counter() - started
+        started = time.perf_counter()
+        matches = parse_filter(text).matches
+        app.load([row for row in rows if matches(row)])
+        await pilot.pause()
+        return loaded, time.perf_counter() - started
+
+
+async def our_app(rows, text) -> tuple[float, float, float]:
+    app = create_app(source=replay(rows), show_clock=False)
+    started = time.perf_counter()
+    async with app.run_test(size=(160, 50)) as pilot:
+        while app.run_finished_count < 1:
+            await pilot.pause(0.01)
+        loaded = time.perf_counter() - started
+        app.query_one("#filter-input", Input).value = ""
+        await pilot.pause()
+        started = time.perf_counter()
+        app.query_one("#filter-input", Input).value = text
+        await pilot.pause()
+        keystroke = time.perf_counter() - started
+        app.table.focus()
+        await pilot.pause()
+        started = time.perf_counter()
+        await pilot.press("c")
+        await pilot.pause()
+        sort = time.perf_counter() - started
+        assert app.view.sort.key == "cpu"
+        return loaded, keystroke, sort
+
+
+def line(name, samples):
+    return (
+        f"  {name:<9} median {statistics.median(samples) * 1e3:9.1f} ms "
+        f"(min {min(samples) * 1e3:.1f}, max {max(samples) * 1e3:.1f}, n={len(samples)})"
+    )
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rows = synthetic_rows(args.rows)
+    text = "[4, *]"
+    stock_load, stock_key, our_load, our_key, our_sort = [], [], [], [], []
+    for _ in range(args.repeats):
+        loaded, key = await stock_keystroke(rows, text)
+        stock_load.append(loaded)
+        stock_key.append(key)
+        loaded, key, sort = await our_app(rows, text)
+        our_load.append(loaded)
+        our_key.append(key)
+        our_sort.append(sort)
+    for title, base, mine, target in [
+        (
+            f"keystroke to repainted filtered table, {args.rows:,} rows",
+            stock_key,
+            our_key,
+            "<= 50 ms",
+        ),
+        (
+            f"loading {args.rows:,} rows (ours: streamed in 1,000-row batches)",
+            stock_load,
+            our_load,
+            "<= 0.5 s",
+        ),
+    ]:
+        print(title)
+        print(line("baseline", base))
+        print(line("ours", mine))
+        print(
+            f"  ratio     {statistics.median(mine) / statistics.median(base):.3f}   target {target}"
+        )
+    print(f"sorting {args.rows:,} rows by CPU self time, key to repaint")
+    print(line("ours", our_sort) + "   target <= 50 ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
