@@ -12,6 +12,7 @@ import threading
 import time
 
 import pytest
+from proc_helpers import gone_within, wait_for_file
 
 from torchscan_tui.oom import likely_oom, oom_kill_count
 from torchscan_tui.process import ExitStatus
@@ -27,32 +28,6 @@ def headless(*argv, cwd=None, timeout=300):
         stdin=subprocess.DEVNULL,
         timeout=timeout,
     )
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def wait_for_file(path, timeout=60.0) -> str:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if path.exists() and path.read_text().endswith("\n"):
-            return path.read_text()
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never written")
-
-
-def gone_within(pids, seconds) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not any(alive(pid) for pid in pids):
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def last_line(result) -> str:
@@ -98,7 +73,8 @@ def test_timeout_cancels_a_never_ending_workload(workloads, tmp_path):
     assert gone_within(pids, 3)
 
 
-def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path):
+def start_headless_sleeper(workloads, tmp_path, **popen):
+    """A headless run of a never-ending workload, and the pids of it and its grandchild."""
     pids_file = tmp_path / "pids"
     process = subprocess.Popen(
         [
@@ -111,11 +87,15 @@ def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path
             "--",
             str(pids_file),
         ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        **popen,
     )
-    pids = [int(pid) for pid in wait_for_file(pids_file).split()]
+    return process, [int(pid) for pid in wait_for_file(pids_file).split()]
+
+
+def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path):
+    process, pids = start_headless_sleeper(
+        workloads, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     process.send_signal(signal.SIGTERM)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 130
@@ -125,22 +105,9 @@ def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path
 
 def test_a_killed_ui_process_takes_the_workload_with_it(workloads, tmp_path):
     """Even SIGKILL of our process ends the run: the launcher has a parent-death signal."""
-    pids_file = tmp_path / "pids"
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "torchscan_tui",
-            str(workloads / "sleeps.py"),
-            "--json",
-            str(tmp_path / "r.json"),
-            "--",
-            str(pids_file),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+    process, pids = start_headless_sleeper(
+        workloads, tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
-    pids = [int(pid) for pid in wait_for_file(pids_file).split()]
     process.kill()
     process.wait()
     assert gone_within(pids, 5)

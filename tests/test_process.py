@@ -8,18 +8,11 @@ import sys
 import time
 
 import pytest
+from proc_helpers import alive
 
 from torchscan_tui.process import CommandFailed, MeasuredCommand, measure_peak_rss
 
 MiB = 1024 * 1024
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
 
 
 def test_peak_rss_is_the_kernel_figure_in_bytes(python, workloads):
@@ -148,7 +141,7 @@ def test_cancel_ends_the_command_and_its_grandchildren(python):
     assert time.monotonic() - started < 5
     assert result.status.cancelled
     assert result.status.describe() == "cancelled"
-    assert not any(_alive(pid) for pid in pids + [command.pid])
+    assert not any(alive(pid) for pid in pids + [command.pid])
 
 
 def test_leftover_descendants_are_reaped_when_the_command_exits(python):
@@ -168,7 +161,7 @@ def test_leftover_descendants_are_reaped_when_the_command_exits(python):
     )
     assert result.status.ok
     assert result.leftover_processes == 1
-    assert not _alive(int(lines[0]))
+    assert not alive(int(lines[0]))
 
 
 def test_a_flood_of_output_never_stalls_the_child(python):

@@ -11,7 +11,9 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 
 class ExportError(Exception):
@@ -61,21 +63,30 @@ def describe_os_error(error: OSError, destination: Path) -> str:
     return f"could not write {destination}: {reason}"
 
 
-def write_bytes_atomically(
-    path: str | os.PathLike, data: bytes, *, overwrite: bool = False, mode: int = 0o644
+def write_atomically(
+    path: str | os.PathLike,
+    fill: Callable[[BinaryIO], None],
+    *,
+    overwrite: bool = False,
+    mode: int = 0o644,
 ) -> Path:
-    """Write ``data`` to ``path`` atomically; raise ExportError naming ``path`` on failure."""
+    """Create ``path`` atomically with what ``fill`` writes into an open binary file.
+
+    The temp file is created with ``mode`` from the start (a trace is never readable by
+    others, even briefly), fsynced, then renamed over the destination. On any OSError the
+    temp file is removed and ExportError names ``path``.
+    """
     destination = check_destination(path, overwrite=overwrite)
     temp_name = None
     try:
         descriptor, temp_name = tempfile.mkstemp(
             prefix=f".{destination.name[:40]}.", suffix=".tmp", dir=destination.parent
         )
+        os.fchmod(descriptor, mode)
         with os.fdopen(descriptor, "wb") as handle:
-            handle.write(data)
+            fill(handle)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(temp_name, mode)
         if not overwrite and (destination.exists() or destination.is_symlink()):
             raise DestinationExists(f"{destination} already exists: confirm to overwrite it")
         os.replace(temp_name, destination)
@@ -89,6 +100,13 @@ def write_bytes_atomically(
             except OSError:
                 pass
     return destination
+
+
+def write_bytes_atomically(
+    path: str | os.PathLike, data: bytes, *, overwrite: bool = False, mode: int = 0o644
+) -> Path:
+    """Write ``data`` to ``path`` atomically; raise ExportError naming ``path`` on failure."""
+    return write_atomically(path, lambda handle: handle.write(data), overwrite=overwrite, mode=mode)
 
 
 def write_text_atomically(

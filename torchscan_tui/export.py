@@ -12,11 +12,10 @@ import io
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from .atomic import ExportError, check_destination, describe_os_error, write_text_atomically
+from .atomic import ExportError, check_destination, write_atomically, write_text_atomically
 from .formatting import format_shapes
 from .report import finite
 
@@ -101,27 +100,12 @@ def copy_trace(
     source: str | os.PathLike, path: str | os.PathLike, *, overwrite: bool = False
 ) -> Path:
     """Copy a Chrome trace to ``path`` atomically, created 0600 (it holds host details)."""
-    destination = check_destination(path, overwrite=overwrite)
+    check_destination(path, overwrite=overwrite)
     if not os.path.exists(source):
         raise ExportError(f"the trace of this run is gone ({source}); run the workload again")
-    temp_name = None
-    try:
-        descriptor, temp_name = tempfile.mkstemp(
-            prefix=f".{destination.name[:40]}.", dir=destination.parent
-        )
-        os.fchmod(descriptor, 0o600)
-        with os.fdopen(descriptor, "wb") as out, open(source, "rb") as src:
+
+    def fill(out) -> None:
+        with open(source, "rb") as src:
             shutil.copyfileobj(src, out, 1 << 20)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(temp_name, destination)
-        temp_name = None
-    except OSError as error:
-        raise ExportError(describe_os_error(error, destination)) from error
-    finally:
-        if temp_name is not None:
-            try:
-                os.unlink(temp_name)
-            except OSError:
-                pass
-    return destination
+
+    return write_atomically(path, fill, overwrite=overwrite, mode=0o600)

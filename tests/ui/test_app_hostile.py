@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from conftest import WORKLOADS  # noqa: I001 - tests/ is on sys.path
+from proc_helpers import alive
 from replay import recorded_events, replay_source
 
 from torchscan_tui.session import OutputLine, RowsReceived, RunConfig
@@ -70,14 +71,6 @@ async def test_tiny_terminals_and_resizing_never_crash(wait):
         assert app.state.phase == "done"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as handle:
-            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 async def test_quit_during_a_live_run_is_quick_and_leaves_nothing(tmp_path):
     pids_file = tmp_path / "pids"
     config = RunConfig(
@@ -91,7 +84,7 @@ async def test_quit_during_a_live_run_is_quick_and_leaves_nothing(tmp_path):
         started = time.monotonic()
         await pilot.press("q")
     assert time.monotonic() - started < 2.5
-    assert not any(_alive(pid) for pid in pids)
+    assert not any(alive(pid) for pid in pids)
 
 
 async def test_cancel_a_live_run_then_rerun_reads_cancelled(tmp_path):
@@ -108,7 +101,7 @@ async def test_cancel_a_live_run_then_rerun_reads_cancelled(tmp_path):
         while app.run_finished_count < 1:
             await pilot.pause(0.05)
         assert app.state.phase == "cancelled"
-        assert not any(_alive(pid) for pid in pids)
+        assert not any(alive(pid) for pid in pids)
         assert app.check_action("rerun", ())
         pids_file.unlink()
         await pilot.press("r")
