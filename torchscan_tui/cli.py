@@ -14,8 +14,9 @@ import threading
 from collections.abc import Sequence
 
 from .atomic import DestinationExists, ExportError, check_destination
-from .report import ReportError, load_report, save_report
+from .report import ReportError, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
+from .trace_import import open_profile
 
 EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1
@@ -32,7 +33,11 @@ def build_parser() -> argparse.ArgumentParser:
             "its operators ranked by self time, grouped by input shape."
         ),
     )
-    parser.add_argument("script", help="the workload script, or a saved report (.json)")
+    parser.add_argument(
+        "script",
+        help="the workload script; or a saved report, a Chrome trace (.json, .json.gz) or a "
+        "tensorboard_trace_handler directory to open",
+    )
     parser.add_argument(
         "--callable",
         dest="callable_name",
@@ -194,12 +199,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("--timeout must be a positive number of seconds")
     if options.row_limit is not None and options.row_limit < 1:
         return _fail("--row-limit must be at least 1")
-    if script.endswith(".json") and options.json is None:
+    if script.endswith((".json", ".json.gz")) or os.path.isdir(script):
+        if options.json is not None:
+            return _fail(f"{script} is a saved profile: open it without --json")
         try:
-            report = load_report(script)
+            report, source = open_profile(script)
         except ReportError as exc:
             return _fail(str(exc))
-        return run_app(None, report, script)
+        return run_app(None, report, source)
     problem = _check_script(script)
     if problem:
         return _fail(problem)
