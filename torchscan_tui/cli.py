@@ -13,8 +13,9 @@ import sys
 import threading
 from collections.abc import Sequence
 
-from .atomic import DestinationExists, ExportError, check_destination
-from .report import ReportError, save_report
+from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
+from .compare import compare_reports, regressions, text_table
+from .report import ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
 from .trace_import import open_profile
 
@@ -23,6 +24,7 @@ EXIT_WORKLOAD_FAILED = 1
 EXIT_USAGE = 2
 EXIT_CANCELLED = 130
 EXIT_TIMEOUT = 124
+EXIT_REGRESSION = 3
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -34,7 +36,22 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     parser.add_argument(
+        "--compare",
+        nargs=2,
+        metavar=("BEFORE", "AFTER"),
+        default=None,
+        help="compare two reports or traces: prints the largest deltas, or writes --json OUT",
+    )
+    parser.add_argument(
+        "--fail-on-regression",
+        type=float,
+        metavar="PCT",
+        default=None,
+        help="with --compare: exit 3 when total self time or a top-10 row is PCT%% slower",
+    )
+    parser.add_argument(
         "script",
+        nargs="?",
         help="the workload script; or a saved report, a Chrome trace (.json, .json.gz) or a "
         "tensorboard_trace_handler directory to open",
     )
@@ -182,6 +199,36 @@ def run_headless(
     return EXIT_OK
 
 
+def run_compare(
+    paths: Sequence[str], json_path: str | None, force: bool, percent: float | None
+) -> int:
+    """Headless compare: the diff as JSON or text, and the regression gate's exit code."""
+    try:
+        (before, before_name), (after, after_name) = (open_profile(path) for path in paths)
+    except ReportError as exc:
+        return _fail(str(exc))
+    diff = compare_reports(before, after, before_name, after_name)
+    if json_path is not None:
+        try:
+            write_text_atomically(json_path, dumps_report(diff), overwrite=force)
+        except DestinationExists as exc:
+            return _fail(f"{exc} (pass --force)")
+        except ExportError as exc:
+            return _fail(str(exc))
+        print(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", file=sys.stderr)
+    else:
+        print(text_table(diff))
+    if percent is not None:
+        offenders = regressions(diff, percent)
+        if offenders:
+            print(f"torchscan-tui: regressions over {percent:g}%:", file=sys.stderr)
+            for offender in offenders:
+                print(f"  {offender}", file=sys.stderr)
+            return EXIT_REGRESSION
+        print(f"torchscan-tui: no regression over {percent:g}%", file=sys.stderr)
+    return EXIT_OK
+
+
 def run_app(config: RunConfig | None, report: dict | None, report_path: str = "") -> int:
     from .ui.app import create_app
 
@@ -194,7 +241,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(_protect_dash_paths(ours))
+    if options.compare is not None:
+        return run_compare(options.compare, options.json, options.force, options.fail_on_regression)
+    if options.fail_on_regression is not None:
+        return _fail("--fail-on-regression needs --compare BEFORE AFTER")
     script = options.script
+    if script is None:
+        parser.print_usage(sys.stderr)
+        return _fail("give a workload script, a report or a trace to open")
     if options.timeout is not None and options.timeout <= 0:
         return _fail("--timeout must be a positive number of seconds")
     if options.row_limit is not None and options.row_limit < 1:

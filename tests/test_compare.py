@@ -1,0 +1,101 @@
+"""Compare maths and the regression gate's exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from replay import make_row
+
+from torchscan_tui.compare import compare_reports, regressions
+from torchscan_tui.report import SCHEMA_NAME, save_report
+
+
+def report(rows):
+    return {
+        "schema": SCHEMA_NAME,
+        "schema_version": 1,
+        "operators": rows,
+        "context": {},
+        "diagnostics": [],
+        "totals": {},
+    }
+
+
+BEFORE = [
+    make_row("aten::mm", [[8, 16], [16, 4]], 10, 0.010, net=64),
+    make_row("aten::relu", [[8, 4]], 10, 0.002),
+    make_row("aten::gone", [[1]], 1, 0.001),
+]
+AFTER = [
+    make_row("aten::mm", [[8, 16], [16, 4]], 10, 0.005),
+    make_row("aten::relu", [[8, 4]], 12, 0.003),
+    make_row("aten::new", [[2]], 1, 0.0005),
+]
+
+
+def test_rows_match_on_operator_shapes_and_kind_with_deltas_and_ratios():
+    diff = compare_reports(report(BEFORE), report(AFTER), "a", "b")
+    rows = {row["operator"]: row for row in diff["rows"]}
+    assert rows["aten::mm"]["cpu_self_seconds"] == {
+        "before": 0.010,
+        "after": 0.005,
+        "delta": pytest.approx(-0.005),
+        "ratio": 0.5,
+    }
+    assert rows["aten::relu"]["calls"]["delta"] == 2
+    assert rows["aten::gone"]["presence"] == "only_before"
+    assert rows["aten::new"]["presence"] == "only_after"
+    assert rows["aten::new"]["cpu_self_seconds"]["ratio"] is None
+    assert rows["aten::mm"]["device_self_seconds"]["delta"] is None  # not measured: no delta
+    assert [row["operator"] for row in diff["rows"]][0] == "aten::relu"  # largest delta first
+    assert diff["totals"]["cpu_self_seconds"]["before"] == pytest.approx(0.013)
+    assert diff["totals"]["cpu_self_seconds"]["after"] == pytest.approx(0.0085)
+    assert diff["totals"]["device_self_seconds"]["before"] is None
+
+
+def test_gate_names_the_offenders():
+    diff = compare_reports(report(BEFORE), report(AFTER), "a", "b")
+    offenders = regressions(diff, 20)
+    assert any(o.startswith("aten::relu [[8, 4]]: CPU") and "+50.0%" in o for o in offenders)
+    assert any(o.startswith("aten::new [[2]]: new") for o in offenders)
+    assert not any("total" in o for o in offenders)
+    assert regressions(compare_reports(report(BEFORE), report(BEFORE), "a", "a"), 0) == []
+
+
+def run_cli(*argv):
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+    )
+
+
+def test_headless_compare_json_and_exit_codes(tmp_path):
+    before, after = tmp_path / "before.json", tmp_path / "after.json"
+    save_report(report(BEFORE), before)
+    save_report(report(AFTER), after)
+    result = run_cli("--compare", before, after, "--json", tmp_path / "diff.json")
+    assert result.returncode == 0, result.stderr
+    diff = json.loads((tmp_path / "diff.json").read_text())
+    assert diff["schema"] == "torchscan-tui/compare" and len(diff["rows"]) == 4
+    gate = run_cli("--compare", before, after, "--fail-on-regression", "20")
+    assert gate.returncode == 3
+    assert "aten::relu" in gate.stderr and "regressions over 20%" in gate.stderr
+    assert "aten::relu" in gate.stdout  # the text table
+    ok = run_cli("--compare", before, before, "--fail-on-regression", "5")
+    assert ok.returncode == 0 and "no regression over 5%" in ok.stderr
+
+
+def test_compare_a_trace_with_a_report(tmp_path):
+    from pathlib import Path
+
+    trace = Path(__file__).parent / "data" / "cpu_trace.json"
+    save_report(report(BEFORE), tmp_path / "r.json")
+    result = run_cli("--compare", trace, tmp_path / "r.json")
+    assert result.returncode == 0, result.stderr
+    assert "only_before" in result.stdout and "aten::mm" in result.stdout

@@ -1,0 +1,141 @@
+"""Compare two runs (reports or traces) row by row, and gate on regressions (pure).
+
+Rows are matched on (operator, input shapes, kind). Each compare row holds the before and
+after figures, the delta and ratio of CPU and device self time and of calls, and whether
+the row exists on one side only. Missing figures stay None: a row absent before has no
+ratio, and device time absent on either side has no device delta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from .formatting import format_seconds, format_shapes
+from .text import neutralise_controls
+
+COMPARE_SCHEMA = "torchscan-tui/compare"
+TOP_ROWS_GATED = 10
+
+
+def _key(row: dict) -> tuple:
+    return (row["operator"], str(row["input_shapes"]), row.get("kind", "operator"))
+
+
+def _delta(before: float | None, after: float | None) -> tuple[float | None, float | None]:
+    if before is None or after is None:
+        return None, None
+    ratio = after / before if before else None
+    return after - before, ratio
+
+
+def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> list[dict]:
+    """One row per (operator, shapes, kind), sorted by CPU self-time delta, largest first."""
+    before = {_key(row): row for row in before_rows}
+    after = {_key(row): row for row in after_rows}
+    rows = []
+    for key in list(before) + [k for k in after if k not in before]:
+        old, new = before.get(key), after.get(key)
+        sample = new or old
+        figures = {}
+        for name in ("cpu_self_seconds", "device_self_seconds", "calls"):
+            a = old.get(name) if old else None
+            b = new.get(name) if new else None
+            if old is None and name != "device_self_seconds":
+                a = 0 if name == "calls" else 0.0
+            if new is None and name != "device_self_seconds":
+                b = 0 if name == "calls" else 0.0
+            delta, ratio = _delta(a, b)
+            figures[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+        rows.append(
+            {
+                "operator": sample["operator"],
+                "input_shapes": sample["input_shapes"],
+                "kind": sample.get("kind", "operator"),
+                "presence": "both" if old and new else ("only_before" if old else "only_after"),
+                **figures,
+            }
+        )
+    rows.sort(key=lambda row: -(row["cpu_self_seconds"]["delta"] or 0.0))
+    return rows
+
+
+def _total(rows: list[dict], side: str, field: str) -> float | None:
+    """Sum over the rows that exist on ``side``; None if that side lacks the figure."""
+    values = [row[field][side] for row in rows if row["presence"] in ("both", f"only_{side}")]
+    if not values or any(value is None for value in values):
+        return None
+    return sum(values)
+
+
+def compare_reports(before: dict, after: dict, before_name: str, after_name: str) -> dict:
+    rows = compare_rows(before.get("operators") or [], after.get("operators") or [])
+    totals = {}
+    for field in ("cpu_self_seconds", "device_self_seconds"):
+        a = _total(rows, "before", field)
+        b = _total(rows, "after", field)
+        delta, ratio = _delta(a, b)
+        totals[field] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+    return {
+        "schema": COMPARE_SCHEMA,
+        "schema_version": 1,
+        "before": before_name,
+        "after": after_name,
+        "rows": rows,
+        "totals": totals,
+        "note": "Sums of self time compare like with like; they are not latency.",
+    }
+
+
+def regressions(diff: dict, percent: float) -> list[str]:
+    """Why the gate fails: total self time, or a top-10 row, slower by more than percent."""
+    limit = 1 + percent / 100
+    offenders = []
+    for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+        total = diff["totals"][field]
+        if total["ratio"] is not None and total["ratio"] > limit:
+            offenders.append(
+                f"total {label} self time {format_seconds(total['before'])} -> "
+                f"{format_seconds(total['after'])} (+{(total['ratio'] - 1) * 100:.1f}%)"
+            )
+    top = sorted(
+        diff["rows"],
+        key=lambda row: (
+            -max(row["cpu_self_seconds"]["before"] or 0.0, row["cpu_self_seconds"]["after"] or 0.0)
+        ),
+    )[:TOP_ROWS_GATED]
+    for row in top:
+        for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+            figure = row[field]
+            before_value, after_value = figure["before"], figure["after"]
+            if before_value is None or after_value is None:
+                continue
+            if before_value == 0 and after_value > 0 and row["presence"] == "only_after":
+                offenders.append(f"{describe(row)}: new, {label} {format_seconds(after_value)}")
+            elif figure["ratio"] is not None and figure["ratio"] > limit:
+                offenders.append(
+                    f"{describe(row)}: {label} {format_seconds(before_value)} -> "
+                    f"{format_seconds(after_value)} (+{(figure['ratio'] - 1) * 100:.1f}%)"
+                )
+    return offenders
+
+
+def describe(row: dict) -> str:
+    return neutralise_controls(f"{row['operator']} {format_shapes(row['input_shapes'])}")
+
+
+def text_table(diff: dict, limit: int = 20) -> str:
+    """The largest CPU self-time deltas as plain text, for a terminal or a CI log."""
+    lines = [f"{diff['before']} -> {diff['after']}"]
+    total = diff["totals"]["cpu_self_seconds"]
+    lines.append(
+        f"total CPU self time {format_seconds(total['before'])} -> "
+        f"{format_seconds(total['after'])} ({format_seconds(total['delta'])})"
+    )
+    lines.append(f"{'delta':>12} {'before':>12} {'after':>12}  presence     operator and shapes")
+    for row in diff["rows"][:limit]:
+        figure = row["cpu_self_seconds"]
+        lines.append(
+            f"{format_seconds(figure['delta']):>12} {format_seconds(figure['before']):>12} "
+            f"{format_seconds(figure['after']):>12}  {row['presence']:<12} {describe(row)}"
+        )
+    return "\n".join(lines)
