@@ -216,6 +216,10 @@ def run_compare(
         except ExportError as exc:
             return _fail(str(exc))
         print(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", file=sys.stderr)
+    elif sys.stdout.isatty():
+        from .ui.compare_app import CompareApp
+
+        CompareApp(diff).run()
     else:
         print(text_table(diff))
     if percent is not None:

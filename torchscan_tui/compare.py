@@ -14,6 +14,18 @@ from .formatting import format_seconds, format_shapes
 from .text import neutralise_controls
 
 COMPARE_SCHEMA = "torchscan-tui/compare"
+FLAT_COLUMNS = (
+    "operator", "input_shapes", "kind", "presence",
+    "cpu_before", "cpu_after", "cpu_delta", "cpu_ratio",
+    "device_before", "device_after", "device_delta", "device_ratio",
+    "calls_before", "calls_after",
+)  # fmt: skip
+COMPARE_SORTS = {
+    "delta": lambda row: row["cpu_self_seconds"]["delta"],
+    "ratio": lambda row: row["cpu_self_seconds"]["ratio"],
+    "device": lambda row: row["device_self_seconds"]["delta"],
+    "calls": lambda row: row["calls"]["delta"],
+}
 TOP_ROWS_GATED = 10
 
 
@@ -139,3 +151,16 @@ def text_table(diff: dict, limit: int = 20) -> str:
             f"{format_seconds(figure['after']):>12}  {row['presence']:<12} {describe(row)}"
         )
     return "\n".join(lines)
+
+
+def flat_row(row: dict) -> dict:
+    """A compare row as one level of fields, for CSV / Markdown / JSON export."""
+    flat = {key: row[key] for key in ("operator", "input_shapes", "kind", "presence")}
+    for field, prefix in (
+        ("cpu_self_seconds", "cpu"),
+        ("device_self_seconds", "device"),
+        ("calls", "calls"),
+    ):
+        for part in ("before", "after", "delta", "ratio"):
+            flat[f"{prefix}_{part}"] = row[field][part]
+    return flat

@@ -57,16 +57,17 @@ def _neutralise_formula(value: object) -> object:
     return value
 
 
-def rows_to_csv(rows: Sequence[dict]) -> str:
+def rows_to_csv(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(columns)
     for row in rows:
-        writer.writerow([_neutralise_formula(_cell(row, column)) for column in COLUMNS])
+        writer.writerow([_neutralise_formula(_cell(row, column)) for column in columns])
     return buffer.getvalue()
 
 
-def rows_to_json(rows: Sequence[dict]) -> str:
+def rows_to_json(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
+    """JSON keeps every field of each row (``columns`` only shapes CSV and Markdown)."""
     return json.dumps(finite(list(rows)), indent=1, allow_nan=False) + "\n"
 
 
@@ -75,11 +76,11 @@ def _markdown_cell(value: object) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def rows_to_markdown(rows: Sequence[dict]) -> str:
-    lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+def rows_to_markdown(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         cells = []
-        for column in COLUMNS:
+        for column in columns:
             value = _cell(row, column)
             cells.append(_markdown_cell("—" if value == "" else value))
         lines.append("| " + " | ".join(cells) + " |")
@@ -89,11 +90,17 @@ def rows_to_markdown(rows: Sequence[dict]) -> str:
 RENDERERS = {"csv": rows_to_csv, "json": rows_to_json, "markdown": rows_to_markdown}
 
 
-def export_rows(rows: Sequence[dict], path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+def export_rows(
+    rows: Sequence[dict],
+    path: str | os.PathLike,
+    *,
+    overwrite: bool = False,
+    columns: Sequence[str] = COLUMNS,
+) -> Path:
     """Write ``rows`` to ``path`` in the format its extension names; return the path."""
     renderer = RENDERERS[format_for(path)]
     check_destination(path, overwrite=overwrite)
-    return write_text_atomically(path, renderer(rows), overwrite=overwrite)
+    return write_text_atomically(path, renderer(rows, columns), overwrite=overwrite)
 
 
 def copy_trace(

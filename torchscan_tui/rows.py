@@ -15,7 +15,7 @@ every row rather than silently hiding some.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 ANY = None  # a wildcard dimension
@@ -181,6 +181,8 @@ SORT_FIELDS = {
 }
 SORT_LABELS = {
     "rank": "rank",
+    "delta": "CPU delta",
+    "ratio": "ratio",
     "cpu": "CPU self",
     "device": "device self",
     "calls": "calls",
@@ -211,12 +213,24 @@ def has_device_time(rows: Sequence[dict]) -> bool:
     return any(row.get("device_self_seconds") is not None for row in rows)
 
 
-def sorted_indices(rows: Sequence[dict], indices: list[int], sort: Sort) -> list[int]:
+ValueOf = Callable[[dict], object]
+
+
+def field_getters(fields: dict[str, str]) -> dict[str, ValueOf]:
+    return {key: (lambda row, name=name: row.get(name)) for key, name in fields.items()}
+
+
+ROW_SORTS: dict[str, ValueOf] = field_getters({k: v for k, v in SORT_FIELDS.items() if k != "rank"})
+
+
+def sorted_indices(
+    rows: Sequence[dict], indices: list[int], sort: Sort, getters: dict[str, ValueOf] | None = None
+) -> list[int]:
     """``indices`` ordered by ``sort``; rows with a missing (None) figure always go last."""
     if sort.key == "rank":
         return indices if sort.descending else indices[::-1]
-    field_name = SORT_FIELDS[sort.key]
-    values = {i: rows[i].get(field_name) for i in indices}
+    value_of = (getters or ROW_SORTS)[sort.key]
+    values = {i: value_of(rows[i]) for i in indices}
     present = [i for i in indices if values[i] is not None]
     missing = [i for i in indices if values[i] is None]
     present.sort(key=values.__getitem__, reverse=sort.descending)
@@ -238,6 +252,7 @@ class RowView:
     visible: list[int] = field(default_factory=list)
 
     index: RowIndex = field(default_factory=RowIndex)
+    sort_getters: dict[str, ValueOf] | None = None  # sort key -> value; None: report rows
 
     def __post_init__(self) -> None:
         self.index.add(self.rows)
@@ -248,7 +263,7 @@ class RowView:
             indices = list(range(len(self.rows)))
         else:
             indices = self.filter.select(self.index)
-        self.visible = sorted_indices(self.rows, indices, self.sort)
+        self.visible = sorted_indices(self.rows, indices, self.sort, self.sort_getters)
 
     def extend(self, new_rows: Sequence[dict]) -> None:
         """Add rows that arrive in rank order. In rank order with no filter, the new rows

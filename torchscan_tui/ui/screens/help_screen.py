@@ -32,11 +32,15 @@ KEYS = [
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
+    def __init__(self, keys: list[tuple[str, str]] | None = None):
+        super().__init__()
+        self.keys = keys if keys is not None else KEYS
+
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
-        for key, meaning in KEYS:
+        for key, meaning in self.keys:
             table.add_row(key, meaning)
         with VerticalScroll(id="help-dialog"):
             yield Static(Text("Keys", style="bold"))

@@ -52,12 +52,20 @@ COLUMNS = (
     Column("bytes", "net bytes", 10, "right", drop_order=1),
     Column("share", "share", 10, drop_order=4),
 )
+MOVEMENT_BINDINGS = [
+    Binding("up,k", "cursor(-1)", "Up", show=False),
+    Binding("down,j", "cursor(1)", "Down", show=False),
+    Binding("pageup", "page(-1)", "Page up", show=False),
+    Binding("pagedown", "page(1)", "Page down", show=False),
+    Binding("home", "jump(0)", "First", show=False),
+    Binding("end", "jump(-1)", "Last", show=False),
+]
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
 
 
-def layout_columns(width: int) -> list[tuple[Column, int]]:
+def layout_columns(width: int, all_columns: tuple = COLUMNS) -> list[tuple[Column, int]]:
     """Columns and widths that fit ``width`` cells, dropping the least needed first."""
-    columns = list(COLUMNS)
+    columns = list(all_columns)
     while True:
         fixed = sum(column.width for column in columns) + len(columns) - 1
         flexible = [column for column in columns if column.width == 0]
@@ -99,17 +107,11 @@ class OperatorTable(ScrollView, can_focus=True):
         "operator-table--missing",
         "operator-table--bar",
     }
-    BINDINGS = [
-        Binding("up,k", "cursor(-1)", "Up", show=False),
-        Binding("down,j", "cursor(1)", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "jump(0)", "First", show=False),
-        Binding("end", "jump(-1)", "Last", show=False),
-        Binding("enter", "activate", "Details", show=True),
-    ]
+    BINDINGS = [*MOVEMENT_BINDINGS, Binding("enter", "activate", "Details", show=True)]
 
     cursor = reactive(0, always_update=True)
+    TABLE_COLUMNS: tuple[Column, ...] = COLUMNS
+    SORT_COLUMNS: dict[str, str] = SORT_COLUMN
 
     class Highlighted(Message):
         """The cursor moved to another row (``row`` is None when the view is empty)."""
@@ -198,24 +200,28 @@ class OperatorTable(ScrollView, can_focus=True):
     def _cells_for(self, row_id: int, row: dict) -> dict:
         cells = self._cells.get(row_id)
         if cells is None:
-            share = None
-            value = row.get(self.share_field)
-            if self.share_total and value is not None:
-                share = value / self.share_total
-            cells = {
-                "rank": str(row_id + 1),
-                "operator": neutralise_controls(row["operator"]),
-                "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
-                "calls": format_count(row["calls"]),
-                "cpu": format_seconds(row["cpu_self_seconds"]),
-                "device": format_seconds(row["device_self_seconds"]),
-                "bytes": format_bytes(row["cpu_net_bytes"]),
-                "share": share,
-            }
+            cells = self.build_cells(row_id, row)
             if len(self._cells) > 20000:
                 self._cells.clear()
             self._cells[row_id] = cells
         return cells
+
+    def build_cells(self, row_id: int, row: dict) -> dict:
+        """The text of each column for one row (``share``: a fraction for the bar)."""
+        share = None
+        value = row.get(self.share_field)
+        if self.share_total and value is not None:
+            share = value / self.share_total
+        return {
+            "rank": str(row_id + 1),
+            "operator": neutralise_controls(row["operator"]),
+            "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
+            "calls": format_count(row["calls"]),
+            "cpu": format_seconds(row["cpu_self_seconds"]),
+            "device": format_seconds(row["device_self_seconds"]),
+            "bytes": format_bytes(row["cpu_net_bytes"]),
+            "share": share,
+        }
 
     def _header_strip(self, layout, width: int) -> Strip:
         style = self.get_component_rich_style("operator-table--header")
@@ -224,14 +230,14 @@ class OperatorTable(ScrollView, can_focus=True):
         texts = []
         for column, column_width in layout:
             title = column.title
-            if SORT_COLUMN.get(column.key) == sort.key and sort.key != "rank":
+            if self.SORT_COLUMNS.get(column.key) == sort.key and sort.key != "rank":
                 title = f"{title} {arrow}"
             texts.append(fit(title, column_width, column.align))
         return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        layout = layout_columns(width)
+        layout = layout_columns(width, self.TABLE_COLUMNS)
         if y == 0:
             return self._header_strip(layout, width)
         position = int(self.scroll_offset.y) + y - 1

@@ -1,0 +1,63 @@
+"""The compare screen, driven by keys: marks, sort by delta, filter, export."""
+
+from __future__ import annotations
+
+import csv
+
+from replay import make_row
+from textual.widgets import Input
+
+from torchscan_tui.compare import compare_reports
+from torchscan_tui.ui.compare_app import CompareApp
+
+
+def diff():
+    before = [
+        make_row("aten::mm", [[8, 16]], 10, 0.010),
+        make_row("aten::relu", [[8]], 5, 0.002),
+        make_row("aten::gone", [[1]], 1, 0.004),
+    ]
+    after = [
+        make_row("aten::mm", [[8, 16]], 10, 0.004),
+        make_row("aten::relu", [[8]], 6, 0.003),
+        make_row("aten::new", [[2]], 2, 0.001),
+    ]
+    return compare_reports({"operators": before}, {"operators": after}, "a.json", "b.json")
+
+
+def names(app):
+    return [app.view.rows[i]["operator"] for i in app.view.visible]
+
+
+async def test_sorted_by_delta_with_marks_and_filter():
+    app = CompareApp(diff())
+    async with app.run_test(size=(120, 24)) as pilot:
+        assert names(app) == ["aten::relu", "aten::new", "aten::gone", "aten::mm"]
+        line = str(app.table.render_line(1).text)
+        assert "aten::relu" in line and "+1.000 ms" in line and "1.50x" in line
+        assert "new" in str(app.table.render_line(2).text)
+        await pilot.press("d")
+        assert names(app)[0] == "aten::mm"  # flipped: the largest improvement first
+        await pilot.press("n")
+        assert names(app)[0] == "aten::new"
+        await pilot.press("slash", *"relu", "enter")
+        assert names(app) == ["aten::relu"]
+
+
+async def test_export_compare_rows_to_csv(tmp_path):
+    app = CompareApp(diff())
+    async with app.run_test(size=(120, 24)) as pilot:
+        await pilot.press("a", "e")
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "d.csv")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+    rows = list(csv.DictReader((tmp_path / "d.csv").open()))
+    assert [row["operator"] for row in rows] == [
+        "aten::relu",
+        "aten::new",
+        "aten::gone",
+        "aten::mm",
+    ]
+    assert rows[0]["presence"] == "both" and rows[0]["cpu_ratio"] == "1.5"
+    assert rows[1]["presence"] == "only_after" and rows[1]["cpu_ratio"] == ""

@@ -1,0 +1,173 @@
+"""``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs after.
+
+Sorted by CPU self-time delta (largest regression first); rows found on one side only are
+marked ``new`` or ``gone``. The filter, selection and export keys work as in the main app.
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Input, Static
+
+from ..atomic import ExportError
+from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
+from ..export import export_rows, format_for
+from ..formatting import format_seconds
+from ..rows import FilterError, RowView, Sort
+from ..text import neutralise_controls
+from .screens.export_dialog import ExportDialog, ExportRequest
+from .screens.help_screen import HelpScreen
+from .widgets.compare_table import CompareTable
+from .widgets.filter_bar import FilterBar
+from .widgets.status_bar import StatusBar
+
+COMPARE_KEYS = [
+    ("/", "filter (escape leaves): words, [8, 64], 8x64, [*, 64], kind:runtime"),
+    ("d / o / g / n", "sort by CPU delta / ratio / device delta / calls change; again flips"),
+    ("↑ ↓ j k, pgup pgdn, home end", "move"),
+    ("space / a", "select the row / select all visible rows"),
+    ("e", "export the selected compare rows (or the highlighted one)"),
+    ("q", "quit"),
+    ("new / gone", "the row exists only after / only before"),
+]
+
+
+class CompareApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "torchscan-tui compare"
+    BINDINGS = [
+        Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
+        Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
+        Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
+        Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
+        Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
+        Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
+        Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
+        Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
+        Binding("q", "quit", "Quit", tooltip="Quit"),
+        Binding("question_mark", "help", "Help", tooltip="Keys"),
+        Binding("escape", "leave", "Back", show=False),
+    ]
+
+    def __init__(self, diff: dict):
+        super().__init__()
+        self.diff = diff
+        self.view = RowView(
+            list(diff["rows"]), sort=Sort("delta", True), sort_getters=COMPARE_SORTS
+        )
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._summary(), id="run-header")
+        yield FilterBar(id="filter-bar")
+        yield CompareTable(self.view, id="operator-table")
+        yield StatusBar(id="status-bar")
+        yield Footer()
+
+    def _summary(self) -> Text:
+        total = self.diff["totals"]["cpu_self_seconds"]
+        text = Text()
+        text.append(" compare ", style="bold reverse")
+        text.append(
+            f" {neutralise_controls(str(self.diff['before']))} → "
+            f"{neutralise_controls(str(self.diff['after']))}  ",
+            style="bold",
+        )
+        text.append(
+            f"CPU self {format_seconds(total['before'])} → {format_seconds(total['after'])}",
+            style="dim",
+        )
+        return text
+
+    @property
+    def table(self) -> CompareTable:
+        return self.query_one(CompareTable)
+
+    def on_mount(self) -> None:
+        deltas = [abs(row["cpu_self_seconds"]["delta"] or 0.0) for row in self.view.rows]
+        self.table.set_share("cpu_self_seconds", max(deltas, default=0.0) or None)
+        self.table.view_changed(rows_replaced=True)
+        self.table.focus()
+        self._render_status()
+
+    def _render_status(self) -> None:
+        label = self.view.sort.describe()
+        self.query_one(StatusBar).show(
+            shown=len(self.view.visible),
+            received=len(self.view.rows),
+            total=len(self.view.rows),
+            row_limit=None,
+            filter_text=self.view.filter.text,
+            sort_label=label,
+            selected=len(self.view.selected),
+        )
+
+    @on(Input.Changed, "#filter-input")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        bar = self.query_one(FilterBar)
+        try:
+            self.view.set_filter(event.value)
+            bar.show_error("")
+        except FilterError as exc:
+            bar.show_error(f"{exc} (showing all rows)")
+        self.table.view_changed()
+        self._render_status()
+
+    @on(Input.Submitted, "#filter-input")
+    def _filter_submitted(self) -> None:
+        self.table.focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#filter-input", Input).focus()
+
+    def action_leave(self) -> None:
+        if isinstance(self.focused, Input):
+            self.table.focus()
+
+    def action_sort(self, key: str) -> None:
+        self.view.set_sort(self.view.sort.toggled(key))
+        self.table.view_changed()
+        self.table.refresh()
+        self._render_status()
+
+    def action_toggle_select(self) -> None:
+        self.view.toggle_selected(self.table.cursor)
+        self.table.refresh()
+        self._render_status()
+
+    def action_select_all(self) -> None:
+        self.view.select_all_visible()
+        self.table.refresh()
+        self._render_status()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen(COMPARE_KEYS))
+
+    def action_export_rows(self) -> None:
+        rows = [flat_row(row) for row in self.view.rows_to_export(self.table.cursor)]
+        notes = [f"Exports {len(rows)} compare row(s): .csv, .json or .md."]
+        dialog = ExportDialog(
+            "Export compare rows", "torchscan-compare.csv", notes, validate=format_for
+        )
+        self.push_screen(dialog, partial(self._export_to, rows))
+
+    def _export_to(self, rows: list[dict], request: ExportRequest | None) -> None:
+        if request is not None:
+            self._write(rows, request)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def _write(self, rows: list[dict], request: ExportRequest) -> None:
+        try:
+            written = export_rows(
+                rows, request.path, overwrite=request.overwrite, columns=FLAT_COLUMNS
+            )
+        except ExportError as exc:
+            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
+            return
+        self.call_from_thread(
+            self.notify, f"Wrote {len(rows)} row(s) to {written}", title="Exported"
+        )

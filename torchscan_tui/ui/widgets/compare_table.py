@@ -1,0 +1,58 @@
+"""The compare table: the operator table's line rendering over before/after rows."""
+
+from __future__ import annotations
+
+from ...formatting import MISSING, format_seconds, format_shapes
+from ...text import neutralise_controls
+from .operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
+
+PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
+
+COMPARE_COLUMNS = (
+    Column("mark", "", 1),
+    Column("presence", "", 4, drop_order=1),
+    Column("operator", "operator", 0, weight=5, min_width=16),
+    Column("shapes", "input shapes", 0, weight=6, min_width=12),
+    Column("before", "CPU before", 11, "right", drop_order=3),
+    Column("after", "CPU after", 11, "right", drop_order=3),
+    Column("delta", "CPU delta", 11, "right"),
+    Column("ratio", "ratio", 7, "right", drop_order=2),
+    Column("device", "device delta", 12, "right", drop_order=4),
+    Column("calls", "calls", 9, "right", drop_order=5),
+    Column("share", "|delta|", 10, drop_order=6),
+)
+COMPARE_SORT_COLUMNS = {"delta": "delta", "ratio": "ratio", "device": "device", "calls": "calls"}
+
+
+def _signed_seconds(value: float | None) -> str:
+    if value is None:
+        return MISSING
+    return ("+" if value > 0 else "") + format_seconds(value)
+
+
+class CompareTable(OperatorTable, inherit_bindings=False):
+    """Rows are compare rows (see :mod:`torchscan_tui.compare`); the bar is |CPU delta|."""
+
+    BINDINGS = MOVEMENT_BINDINGS
+
+    TABLE_COLUMNS = COMPARE_COLUMNS
+    SORT_COLUMNS = COMPARE_SORT_COLUMNS
+
+    def build_cells(self, row_id: int, row: dict) -> dict:
+        cpu, device, calls = row["cpu_self_seconds"], row["device_self_seconds"], row["calls"]
+        ratio = cpu["ratio"]
+        share = None
+        if self.share_total and cpu["delta"] is not None:
+            share = abs(cpu["delta"]) / self.share_total
+        return {
+            "presence": PRESENCE_MARKS.get(row["presence"], ""),
+            "operator": neutralise_controls(row["operator"]),
+            "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
+            "before": format_seconds(cpu["before"]),
+            "after": format_seconds(cpu["after"]),
+            "delta": _signed_seconds(cpu["delta"]),
+            "ratio": MISSING if ratio is None else f"{ratio:.2f}x",
+            "device": _signed_seconds(device["delta"]),
+            "calls": f"{calls['before']}→{calls['after']}",
+            "share": share,
+        }
