@@ -53,6 +53,8 @@ class RssPanel(Vertical):
             text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")
             if leftovers:
                 text.append(f" · {leftovers} leftover process(es) ended", style="yellow")
+            if len(samples) > 1:
+                text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
         self.query_one("#rss-figures", Static).update(text)
         sparkline = self.query_one("#rss-sparkline", Sparkline)
         sparkline.display = len(samples) > 1
