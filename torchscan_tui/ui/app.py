@@ -25,10 +25,11 @@ from textual.worker import Worker, WorkerState
 from ..atomic import ExportError
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
 from ..report import save_report
-from ..rows import FilterError, RowView, has_device_time
+from ..rows import RowView, has_device_time
 from ..run_state import RunState
 from ..session import RunConfig, RunFinished
 from ..sources import LiveSource, ReportSource, RunSource
+from .row_browsing import RowBrowsing
 from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
 from .widgets.detail_pane import DetailPane
@@ -45,7 +46,7 @@ QUIT_WAIT_SECONDS = 1.8
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 
 
-class TorchscanApp(App[None]):
+class TorchscanApp(RowBrowsing, App[None]):
     """One screen: header, peak RSS, filter, operator table, detail and log panes."""
 
     CSS_PATH = "app.tcss"
@@ -242,24 +243,6 @@ class TorchscanApp(App[None]):
 
     # Filter ---------------------------------------------------------------------------
 
-    @on(Input.Changed, "#filter-input")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        bar = self.query_one(FilterBar)
-        try:
-            self.view.set_filter(event.value)
-            bar.show_error("")
-        except FilterError as exc:
-            bar.show_error(f"{exc} (showing all rows)")
-        self.table.view_changed()
-        self._render_status()
-
-    @on(Input.Submitted, "#filter-input")
-    def _filter_submitted(self) -> None:
-        self.table.focus()
-
-    def action_focus_filter(self) -> None:
-        self.query_one("#filter-input", Input).focus()
-
     def action_leave(self) -> None:
         """Escape: leave the filter, else close the detail pane."""
         if isinstance(self.focused, Input):
@@ -284,16 +267,6 @@ class TorchscanApp(App[None]):
         self._render_table()
         self._render_status()
         self._render_detail()
-
-    def action_toggle_select(self) -> None:
-        self.view.toggle_selected(self.table.cursor)
-        self.table.refresh()
-        self._render_status()
-
-    def action_select_all(self) -> None:
-        self.view.select_all_visible()
-        self.table.refresh()
-        self._render_status()
 
     # Panes and help -------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from functools import partial
 
 from rich.text import Text
-from textual import on, work
+from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Footer, Input, Static
@@ -18,8 +18,9 @@ from ..atomic import ExportError
 from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from ..export import export_rows, format_for
 from ..formatting import format_seconds
-from ..rows import FilterError, RowView, Sort
+from ..rows import RowView, Sort
 from ..text import neutralise_controls
+from .row_browsing import RowBrowsing
 from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
 from .widgets.compare_table import CompareTable
@@ -37,7 +38,7 @@ COMPARE_KEYS = [
 ]
 
 
-class CompareApp(App[None]):
+class CompareApp(RowBrowsing, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui compare"
     BINDINGS = [
@@ -106,24 +107,6 @@ class CompareApp(App[None]):
             selected=len(self.view.selected),
         )
 
-    @on(Input.Changed, "#filter-input")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        bar = self.query_one(FilterBar)
-        try:
-            self.view.set_filter(event.value)
-            bar.show_error("")
-        except FilterError as exc:
-            bar.show_error(f"{exc} (showing all rows)")
-        self.table.view_changed()
-        self._render_status()
-
-    @on(Input.Submitted, "#filter-input")
-    def _filter_submitted(self) -> None:
-        self.table.focus()
-
-    def action_focus_filter(self) -> None:
-        self.query_one("#filter-input", Input).focus()
-
     def action_leave(self) -> None:
         if isinstance(self.focused, Input):
             self.table.focus()
@@ -131,16 +114,6 @@ class CompareApp(App[None]):
     def action_sort(self, key: str) -> None:
         self.view.set_sort(self.view.sort.toggled(key))
         self.table.view_changed()
-        self.table.refresh()
-        self._render_status()
-
-    def action_toggle_select(self) -> None:
-        self.view.toggle_selected(self.table.cursor)
-        self.table.refresh()
-        self._render_status()
-
-    def action_select_all(self) -> None:
-        self.view.select_all_visible()
         self.table.refresh()
         self._render_status()
 
