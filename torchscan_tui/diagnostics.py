@@ -46,14 +46,6 @@ def threads_not_profiled() -> dict:
     )
 
 
-def device_time_not_measured() -> dict:
-    return make(
-        "device_time_not_measured",
-        "Device self time was not measured in this run (CPU-only profile), so rows cannot be "
-        "sorted by it.",
-    )
-
-
 def trace_rewritten() -> dict:
     return make(
         "trace_rewritten",

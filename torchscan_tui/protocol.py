@@ -26,7 +26,6 @@ except ImportError:  # pragma: no cover - depends on the environment
     _orjson = None
 
 ROW_BATCH_SIZE = 1000
-TERMINAL_TYPES = frozenset({"done", "error"})
 
 
 def encode(message: dict) -> bytes:
