@@ -12,12 +12,13 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table
 from .report import ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
-from .trace_import import open_profile
+from .trace_import import open_profile, traces_in
 
 EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1
@@ -233,6 +234,17 @@ def run_compare(
     return EXIT_OK
 
 
+def pick_trace(folder: str) -> str | None:
+    """One trace of a trace-handler directory: the user picks when there are several."""
+    traces = traces_in(Path(folder))
+    if len(traces) == 1 or not sys.stdout.isatty():
+        return str(traces[0])
+    from .ui.trace_picker import TracePicker
+
+    chosen = TracePicker(Path(folder), traces).run()
+    return None if chosen is None else str(chosen)
+
+
 def run_app(config: RunConfig | None, report: dict | None, report_path: str = "") -> int:
     from .ui.app import create_app
 
@@ -261,7 +273,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.json is not None:
             return _fail(f"{script} is a saved profile: open it without --json")
         try:
-            report, source = open_profile(script)
+            chosen = pick_trace(script) if os.path.isdir(script) else script
+            if chosen is None:
+                return EXIT_OK
+            report, source = open_profile(chosen)
         except ReportError as exc:
             return _fail(str(exc))
         return run_app(None, report, source)

@@ -141,12 +141,16 @@ def report_from_trace(data: dict, source: str) -> dict:
     }
 
 
-def newest_trace_in(folder: Path) -> Path:
-    """The most recent trace file in a ``tensorboard_trace_handler`` directory."""
+def traces_in(folder: Path) -> list[Path]:
+    """The trace files of a ``tensorboard_trace_handler`` directory, newest first."""
     traces = [p for p in folder.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)]
     if not traces:
         raise ReportError(f"{folder} holds no .json or .json.gz trace: pick a trace file")
-    return max(traces, key=lambda path: path.stat().st_mtime)
+    return sorted(traces, key=lambda path: path.stat().st_mtime, reverse=True)
+
+
+def newest_trace_in(folder: Path) -> Path:
+    return traces_in(folder)[0]
 
 
 def load_json(path: Path) -> object:

@@ -192,7 +192,12 @@ class TorchscanApp(RowBrowsing, App[None]):
         state = self.state
         self._render_header()
         self.query_one(RssPanel).show(
-            state.rss, state.rss_status, state.rss_wall_seconds, state.samples, state.rss_leftovers
+            state.rss,
+            state.rss_status,
+            state.rss_wall_seconds,
+            state.samples,
+            state.rss_leftovers,
+            pending=state.running or state.phase == "starting",
         )
         self._render_table(rows_replaced)
         self._render_status()

@@ -35,12 +35,16 @@ class RssPanel(Vertical):
         wall_seconds: float | None,
         samples: list,
         leftovers: int = 0,
+        pending: bool = True,
     ) -> None:
         text = Text()
         text.append("Peak RSS ", style="bold")
         if rss is None:
             text.append(MISSING, style="bold")
-            text.append("  (kernel figure once the workload exits)", style="dim")
+            if pending:
+                text.append("  (kernel figure once the workload exits)", style="dim")
+            else:
+                text.append("  (not measured: no RSS figure for this run or file)", style="dim")
         else:
             text.append(format_bytes(rss["value"]), style="bold magenta")
             text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")

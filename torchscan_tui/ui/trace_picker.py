@@ -1,0 +1,47 @@
+"""Pick one trace from a ``tensorboard_trace_handler`` directory (newest first)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.widgets import Footer, Label, OptionList
+from textual.widgets.option_list import Option
+
+from ..formatting import format_bytes
+from ..text import neutralise_controls
+
+
+def describe(path: Path) -> str:
+    stat = path.stat()
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stat.st_mtime))
+    return f"{neutralise_controls(path.name)}  ·  {when}  ·  {format_bytes(stat.st_size)}"
+
+
+class TracePicker(App[Path | None]):
+    """Returns the chosen path, or None when the user quits."""
+
+    CSS_PATH = "app.tcss"
+    BINDINGS = [Binding("escape,q", "quit_picker", "Quit")]
+
+    def __init__(self, folder: Path, traces: list[Path]):
+        super().__init__()
+        self.folder = folder
+        self.traces = traces
+
+    def compose(self) -> ComposeResult:
+        yield Label(
+            f" {len(self.traces)} traces in {neutralise_controls(str(self.folder))}: "
+            "pick one (enter)",
+            id="run-header",
+        )
+        yield OptionList(*(Option(describe(p), id=str(i)) for i, p in enumerate(self.traces)))
+        yield Footer()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.exit(self.traces[int(event.option.id or 0)])
+
+    def action_quit_picker(self) -> None:
+        self.exit(None)
