@@ -18,6 +18,7 @@ from torch.autograd.profiler import profile as autograd_profile
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from torchscan_tui.aggregate import aggregate_events
+from torchscan_tui.gcpause import gc_paused
 from torchscan_tui.profiling import extract_raw_events
 
 from ._timing import interleaved, report
@@ -50,7 +51,9 @@ def torch_baseline(prof) -> dict:
 
 
 def ours(prof) -> dict:
-    aggregation = aggregate_events(extract_raw_events(prof.profiler.kineto_results))
+    """What profile_workload does after the profiler stops (collector paused, as there)."""
+    with gc_paused():
+        aggregation = aggregate_events(extract_raw_events(prof.profiler.kineto_results))
     return {(g.operator, str(g.input_shapes)): g for g in aggregation.groups}
 
 

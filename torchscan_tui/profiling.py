@@ -19,6 +19,7 @@ from typing import Any
 
 from . import diagnostics as diag
 from .aggregate import RawEvent, aggregate_events
+from .gcpause import gc_paused
 from .ranking import build_rows, self_time_sums
 from .report import SCHEMA_NAME, SCHEMA_VERSION
 from .trace_writer import dumps_chrome_trace
@@ -182,9 +183,10 @@ def profile_workload(
         if device == "cuda" and torch.cuda.is_available():
             torch.cuda.synchronize()
     progress("aggregating")
-    raw_events = extract_raw_events(prof.profiler.kineto_results)
-    event_total, max_events = len(raw_events), max_events_allowed()
-    aggregation = aggregate_events(raw_events[:max_events])
+    with gc_paused():
+        raw_events = extract_raw_events(prof.profiler.kineto_results)
+        event_total, max_events = len(raw_events), max_events_allowed()
+        aggregation = aggregate_events(raw_events[:max_events])
     cuda_active = ProfilerActivity.CUDA in activities
     notes = diag.report_diagnostics(
         device=device,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import diagnostics as diag
 from .aggregate import RawEvent, aggregate_events
+from .gcpause import gc_paused
 from .ranking import build_rows, self_time_sums
 from .report import SCHEMA_NAME, SCHEMA_VERSION, ReportError, validate_report
 
@@ -180,7 +181,8 @@ def open_profile(path: str | os.PathLike) -> tuple[dict, str]:
     location = Path(path)
     if location.is_dir():
         location = newest_trace_in(location)
-    data = load_json(location)
-    if isinstance(data, dict) and "traceEvents" in data:
-        return report_from_trace(data, str(location)), str(location)
-    return validate_report(data, str(location)), str(location)
+    with gc_paused():
+        data = load_json(location)
+        if isinstance(data, dict) and "traceEvents" in data:
+            return report_from_trace(data, str(location)), str(location)
+        return validate_report(data, str(location)), str(location)

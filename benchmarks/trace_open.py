@@ -1,0 +1,55 @@
+"""Issue 6: opening a 100k-event Chrome trace as rows (target: well under a second).
+
+Baseline: ``json.load`` of the same file alone, the least any reader must do. Ours:
+``open_profile`` (parse, events, grouping, ranking). The rows are checked against
+``key_averages(group_by_input_shape=True)`` of the profile that wrote the trace first.
+
+    python -m benchmarks.trace_open [--events 100000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+
+from torchscan_tui.trace_import import open_profile
+
+from ._timing import interleaved, report
+from .aggregation import make_profile
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    prof = make_profile(args.events)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.json"
+        prof.export_chrome_trace(str(path))
+        rows = {
+            (r["operator"], str(r["input_shapes"])): r for r in open_profile(path)[0]["operators"]
+        }
+        reference = prof.key_averages(group_by_input_shape=True)
+        assert {(e.key, str(e.input_shapes)) for e in reference} == set(rows)
+        assert all(rows[(e.key, str(e.input_shapes))]["calls"] == e.count for e in reference)
+        size = path.stat().st_size / 2**20
+        print(f"trace: {size:.1f} MiB, {len(rows):,} groups identical to key_averages")
+
+        def load() -> object:
+            with open(path, encoding="utf-8") as handle:
+                return json.load(handle)
+
+        base, mine = interleaved(load, lambda: open_profile(path), args.repeats)
+        report(
+            "opening a trace as rows (json.load alone vs open_profile)",
+            base,
+            mine,
+            "absolute: well under 1 s",
+        )
+
+
+if __name__ == "__main__":
+    main()
