@@ -35,6 +35,10 @@ PHASE_LABELS = {
     "opened": "opened from a file",
 }
 LOG_LINE_LIMIT = 5000
+RUN_MARKERS = {
+    "measuring": "── run 1: the whole script, for peak RSS ──",
+    "profiling": "── run 2: the profile worker (torch.profiler) ──",
+}
 
 
 @dataclass
@@ -80,6 +84,7 @@ class RunState:
     log: OutputLog = field(default_factory=OutputLog)
     pending_log: list = field(default_factory=list)
     pending_rows: list = field(default_factory=list)
+    markers_logged: set = field(default_factory=set)
 
     @property
     def running(self) -> bool:
@@ -99,11 +104,14 @@ class RunState:
     def apply(self, event: object) -> None:
         if isinstance(event, PhaseChanged):
             self.phase = event.phase
+            marker = RUN_MARKERS.get(event.phase)
+            if marker and marker not in self.markers_logged:
+                # The workload runs twice: say once which run the lines below come from.
+                self.markers_logged.add(marker)
+                self._log_line(marker)
         elif isinstance(event, OutputLine):
             prefix = "! " if event.stream == "stderr" else "  "
-            line = prefix + event.text
-            self.log.add(line)
-            self.pending_log.append(line)
+            self._log_line(prefix + event.text)
         elif isinstance(event, RssSampled):
             self.samples.append([event.seconds, event.rss_bytes])
         elif isinstance(event, RssMeasured):
@@ -129,6 +137,10 @@ class RunState:
             self.report = event.report or self.report
             self.trace_path = event.report.get("trace_path") or self.trace_path
             self.ended_at = time.monotonic()
+
+    def _log_line(self, line: str) -> None:
+        self.log.add(line)
+        self.pending_log.append(line)
 
     def take_pending_rows(self) -> list:
         rows, self.pending_rows = self.pending_rows, []

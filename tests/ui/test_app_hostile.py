@@ -46,7 +46,8 @@ async def test_an_output_flood_is_bounded_and_counted(wait):
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         assert len(app.state.log.lines) == app.state.log.limit
-        assert app.state.log.dropped == 30_001 - app.state.log.limit
+        run_markers, hello = 2, 1  # "── run 1 ..." and "── run 2 ...", and the replay's line
+        assert app.state.log.dropped == 30_000 + hello + run_markers - app.state.log.limit
         assert "earlier lines dropped" in app.query_one(LogPane).border_title
         assert len(app.view.visible) == 8
 

@@ -311,6 +311,8 @@ async def test_log_pane_toggles_and_holds_the_output(wait):
         assert pane.display
         text = "\n".join(str(line.text) for line in pane.lines)
         assert "line one" in text and "\\x1b[31mred" in text
+        assert "── run 1: the whole script, for peak RSS ──" in text
+        assert text.index("run 1") < text.index("line one") < text.index("run 2")
 
 
 async def test_help_lists_every_key(wait):
