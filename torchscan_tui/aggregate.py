@@ -154,15 +154,12 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
     threads: list[int] = []
     cpu_memory: list[int] = []
     synchronous_cpu: list[bool] = []
-    frontend_thread: dict[int, int] = {}
     for event in kept:
         names.append(_PROFILER_STEP.sub("ProfilerStep*", event.name))
         threads.append(event.thread)
         is_cpu = event.device_type == "CPU"
         cpu_memory.append(memory.bytes_in(event.start_ns, event.end_ns) if is_cpu else 0)
         synchronous_cpu.append(is_cpu and not event.is_async)
-        if is_cpu and not event.is_async and event.linked_correlation_id == 0:
-            frontend_thread[event.correlation_id] = event.thread
 
     # Runtime events join the thread of the op that caused them; kernels add device time.
     kernels_ns: list[int] = [0] * len(kept)
@@ -181,7 +178,7 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
         if event.device_type in KERNEL_DEVICES:
             kernels_ns[op_index[linked]] += event.end_ns - event.start_ns
         elif event.device_type == "CPU":
-            threads[index] = frontend_thread[linked]
+            threads[index] = kept[op_index[linked]].thread
 
     nodes = list(kept)
     for record in memory.unattributed() + out_of_memory:

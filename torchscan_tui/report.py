@@ -8,6 +8,7 @@ is not a report, or one from a newer schema, gets a one-line message instead of 
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import os
@@ -60,17 +61,26 @@ def validate_report(data: object, source: str) -> dict:
     return data
 
 
-def load_report(path: str | os.PathLike) -> dict:
+def read_json(path: str | os.PathLike) -> object:
+    """A JSON file (``.gz`` too) or a ReportError naming it and saying what to do."""
     source = os.fspath(path)
     try:
+        if source.endswith(".gz"):
+            with gzip.open(source, "rt", encoding="utf-8") as handle:
+                return json.load(handle)
         with open(source, encoding="utf-8") as handle:
-            data = json.load(handle)
+            return json.load(handle)
     except FileNotFoundError:
         raise ReportError(f"{source} does not exist: check the path") from None
     except IsADirectoryError:
         raise ReportError(f"{source} is a directory, not a report file") from None
     except PermissionError:
         raise ReportError(f"{source} cannot be read: permission denied") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportError(f"{source} is not valid JSON ({exc}): is it a report?") from None
-    return validate_report(data, source)
+    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
+        raise ReportError(
+            f"{source} is not valid JSON ({exc}): a truncated trace or report, or not a profile"
+        ) from None
+
+
+def load_report(path: str | os.PathLike) -> dict:
+    return validate_report(read_json(path), os.fspath(path))

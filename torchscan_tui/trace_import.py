@@ -11,8 +11,6 @@ net bytes.
 
 from __future__ import annotations
 
-import gzip
-import json
 import os
 from pathlib import Path
 
@@ -20,7 +18,7 @@ from . import diagnostics as diag
 from .aggregate import RawEvent, aggregate_events
 from .gcpause import gc_paused
 from .ranking import build_rows, self_time_sums
-from .report import SCHEMA_NAME, SCHEMA_VERSION, ReportError, validate_report
+from .report import SCHEMA_NAME, SCHEMA_VERSION, ReportError, read_json, validate_report
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
 SKIPPED_CATEGORIES = frozenset({"Trace", "ac2g", "python_function"})
@@ -154,24 +152,6 @@ def newest_trace_in(folder: Path) -> Path:
     return traces_in(folder)[0]
 
 
-def load_json(path: Path) -> object:
-    source = str(path)
-    try:
-        if path.name.endswith(".gz"):
-            with gzip.open(path, "rt", encoding="utf-8") as handle:
-                return json.load(handle)
-        with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
-    except FileNotFoundError:
-        raise ReportError(f"{source} does not exist: check the path") from None
-    except PermissionError:
-        raise ReportError(f"{source} cannot be read: permission denied") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise ReportError(
-            f"{source} is not valid JSON ({exc}): a truncated trace or not a profile"
-        ) from None
-
-
 def open_profile(path: str | os.PathLike) -> tuple[dict, str]:
     """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
 
@@ -182,7 +162,7 @@ def open_profile(path: str | os.PathLike) -> tuple[dict, str]:
     if location.is_dir():
         location = newest_trace_in(location)
     with gc_paused():
-        data = load_json(location)
+        data = read_json(location)
         if isinstance(data, dict) and "traceEvents" in data:
             return report_from_trace(data, str(location)), str(location)
         return validate_report(data, str(location)), str(location)
