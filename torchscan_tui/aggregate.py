@@ -125,13 +125,28 @@ class _MemoryIndex:
             self.prefix.append(running)
         self._cover = [0] * (len(ordered) + 1)
 
-    def bytes_in(self, start_ns: int, end_ns: int) -> int:
-        low = bisect_left(self.starts, start_ns)
-        high = bisect_right(self.starts, end_ns)
-        if high > low:
-            self._cover[low] += 1
-            self._cover[high] -= 1
-        return self.prefix[high] - self.prefix[low]
+    def attribute(
+        self, events: Sequence[RawEvent], starts: list[int], ends: list[int]
+    ) -> list[int]:
+        """CPU bytes each CPU event's interval holds (0 for other events).
+
+        Also notes which records some interval held, for :meth:`unattributed`.
+        """
+        if not self.records:
+            return [0] * len(events)
+        memory_starts, prefix, cover = self.starts, self.prefix, self._cover
+        held = []
+        for event, start, end in zip(events, starts, ends, strict=True):
+            if event.device_type != "CPU":
+                held.append(0)
+                continue
+            low = bisect_left(memory_starts, start)
+            high = bisect_right(memory_starts, end, low)
+            if high > low:
+                cover[low] += 1
+                cover[high] -= 1
+            held.append(prefix[high] - prefix[low])
+        return held
 
     def unattributed(self) -> list[RawEvent]:
         """Records no CPU event's interval held: torch lists them as top-level rows."""
@@ -145,21 +160,32 @@ class _MemoryIndex:
 
 
 def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
-    """Group events by (name, input shapes) exactly as ``key_averages`` would."""
+    """Group events by (name, input shapes) exactly as ``key_averages`` would.
+
+    Written as passes over parallel lists rather than per-event objects: this runs over
+    hundreds of thousands of events and every attribute lookup in the loops counts.
+    """
     memory = _MemoryIndex([event for event in events if event.name == MEMORY_EVENT_NAME])
     out_of_memory = [event for event in events if event.name == OUT_OF_MEMORY_EVENT_NAME]
     kept = [event for event in events if event.name not in FILTERED_NAMES and not event.hidden]
 
     names: list[str] = []
     threads: list[int] = []
-    cpu_memory: list[int] = []
+    starts: list[int] = []
+    ends: list[int] = []
     synchronous_cpu: list[bool] = []
-    for event in kept:
-        names.append(_PROFILER_STEP.sub("ProfilerStep*", event.name))
-        threads.append(event.thread)
-        is_cpu = event.device_type == "CPU"
-        cpu_memory.append(memory.bytes_in(event.start_ns, event.end_ns) if is_cpu else 0)
-        synchronous_cpu.append(is_cpu and not event.is_async)
+    keys: list[tuple] = []
+    for name, device, is_async, thread, start, end, _, _, shapes, annotation, *_ in kept:
+        if name[:1] == "P":
+            name = _PROFILER_STEP.sub("ProfilerStep*", name)
+        names.append(name)
+        threads.append(thread)
+        starts.append(start)
+        ends.append(end)
+        synchronous_cpu.append(device == "CPU" and not is_async)
+        shape_key = shapes if type(shapes) is bytes else str(shapes)
+        keys.append((name, device, annotation, shape_key))
+    cpu_memory = memory.attribute(kept, starts, ends)
 
     # Runtime events join the thread of the op that caused them; kernels add device time.
     kernels_ns: list[int] = [0] * len(kept)
@@ -176,23 +202,26 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
         if linked <= 0 or linked not in op_index:
             continue
         if event.device_type in KERNEL_DEVICES:
-            kernels_ns[op_index[linked]] += event.end_ns - event.start_ns
+            kernels_ns[op_index[linked]] += ends[index] - starts[index]
         elif event.device_type == "CPU":
-            threads[index] = kept[op_index[linked]].thread
+            threads[index] = threads[op_index[linked]]
 
     nodes = list(kept)
     for record in memory.unattributed() + out_of_memory:
         nodes.append(record._replace(end_ns=record.start_ns, is_async=False, shapes=[]))
         names.append(record.name)
+        keys.append((record.name, record.device_type, False, "[]"))
         threads.append(record.thread)
-        bytes_ = record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0
-        cpu_memory.append(bytes_)
+        starts.append(record.start_ns)
+        ends.append(record.start_ns)
+        cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
         synchronous_cpu.append(True)
         kernels_ns.append(0)
 
     count = len(nodes)
     # torch sorts globally by (start, -end), then stably by thread: one stable sort does both.
-    order = sorted(range(count), key=lambda i: (nodes[i].start_ns, -nodes[i].end_ns))
+    sort_keys = list(zip(starts, [-end for end in ends], strict=True))
+    order = sorted(range(count), key=sort_keys.__getitem__)
     parent: list[int] = [-1] * count
     children: list[list[int]] = [[] for _ in range(count)]
     stack: list[int] = []
@@ -200,10 +229,10 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
     for index in sorted((i for i in order if synchronous_cpu[i]), key=threads.__getitem__):
         if threads[index] != current_thread:
             current_thread, stack = threads[index], []
-        start, end = nodes[index].start_ns, nodes[index].end_ns
+        start, end = starts[index], ends[index]
         while stack:
-            top = nodes[stack[-1]]
-            if start >= top.end_ns or end > top.end_ns:
+            top_end = ends[stack[-1]]
+            if start >= top_end or end > top_end:
                 stack.pop()
             else:
                 parent[index] = stack[-1]
@@ -212,6 +241,15 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
         stack.append(index)
 
     alive = _fold_duplicate_nodes(order, names, parent, children, kernels_ns)
+
+    # Self time and self memory: each live child's totals come off its parent's.
+    children_ns = [0] * count
+    children_bytes = [0] * count
+    for index in range(count):
+        up = parent[index]
+        if up >= 0 and alive[index]:
+            children_ns[up] += ends[index] - starts[index]
+            children_bytes[up] += cpu_memory[index]
 
     callers: list[str | None] = [None] * count
     groups: dict[tuple, Group] = {}
@@ -222,20 +260,16 @@ def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
         up = parent[index]
         if up >= 0:
             callers[index] = names[up] if nodes[up].is_user_annotation else callers[up]
-        shapes = node.shapes
-        key = (names[index], node.device_type, node.is_user_annotation, str(shapes))
+        key = keys[index]
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(names[index], shapes, _kind(node))
+            group = groups[key] = Group(names[index], node.shapes, _kind(node))
         group.calls += 1
-        if node.device_type != "CPU":
+        if key[1] != "CPU":
             continue
         if synchronous_cpu[index]:
-            kids = children[index]
-            group.cpu_self_ns += (node.end_ns - node.start_ns) - sum(
-                nodes[kid].end_ns - nodes[kid].start_ns for kid in kids
-            )
-            group.cpu_net_bytes += cpu_memory[index] - sum(cpu_memory[kid] for kid in kids)
+            group.cpu_self_ns += ends[index] - starts[index] - children_ns[index]
+            group.cpu_net_bytes += cpu_memory[index] - children_bytes[index]
             group.device_self_ns += kernels_ns[index]
         caller = callers[index]
         if caller is not None:
