@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import gzip
+import io
+import json
 import shutil
 import subprocess
 import sys
@@ -12,7 +14,10 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
+from torchscan_tui import jsonio, trace_decode
+from torchscan_tui.progress_line import ProgressLine
 from torchscan_tui.report import ReportError
+from torchscan_tui.trace_decode import DecodedTrace, decode_trace
 from torchscan_tui.trace_import import open_profile
 
 DATA = Path(__file__).parent / "data"
@@ -99,11 +104,13 @@ def test_cuda_excerpt_links_kernels_to_their_op_mock_gpu():
         ('{"traceEvents": [{"ph": "X", "name"', "truncated trace"),
         ('{"traceEvents": []}', "holds no profiler events"),
         ('{"something": 1}', "is not a torchscan-tui report"),
+        ('{"traceEvents": [{"ph": "X", "name": "a", "ts": "soon", "dur": 1}]}', "damaged"),
+        ("\xff not text", "not valid JSON"),
     ],
 )
 def test_bad_files_get_one_line(tmp_path, content, message):
     path = tmp_path / "bad.json"
-    path.write_text(content)
+    path.write_text(content, encoding="latin-1")
     with pytest.raises(ReportError, match=message) as caught:
         open_profile(path)
     assert "\n" not in str(caught.value)
@@ -127,3 +134,70 @@ def test_empty_trace_directory(tmp_path):
     with pytest.raises(ReportError, match="holds no .json"):
         open_profile(tmp_path)
     shutil.rmtree(tmp_path)
+
+
+def _rows(report: dict) -> list[str]:
+    return sorted(json.dumps(row, sort_keys=True) for row in report["operators"])
+
+
+def test_msgspec_and_the_stdlib_fallback_give_the_same_rows(tmp_path, monkeypatch):
+    _training_trace(tmp_path / "trace.json")
+    fast, _ = open_profile(tmp_path / "trace.json")
+    assert isinstance(decode_trace((tmp_path / "trace.json").read_bytes()), DecodedTrace)
+    monkeypatch.setattr(trace_decode, "msgspec", None)
+    monkeypatch.setattr(jsonio, "msgspec", None)
+    slow, _ = open_profile(tmp_path / "trace.json")
+    assert _rows(fast) == _rows(slow) and fast["diagnostics"] == slow["diagnostics"]
+
+
+def test_events_that_are_not_objects_or_lack_fields_are_skipped_not_fatal(tmp_path):
+    trace = {
+        "traceEvents": [
+            "junk",
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "ts": 1, "dur": 3, "tid": 1,
+             "args": {"Input Dims": [[2, 2], [2, 2]]}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::add", "ts": 5, "dur": 1, "tid": 1,
+             "args": {"Input Dims": None}},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "ts": 7, "dur": 1, "tid": "t 1"},
+        ]
+    }  # fmt: skip
+    path = tmp_path / "odd.json"
+    path.write_text(json.dumps(trace))
+    rows = {r["operator"]: r for r in open_profile(path)[0]["operators"]}
+    assert rows["aten::mm"]["input_shapes"] == [[2, 2], [2, 2]]
+    assert rows["aten::mm"]["cpu_self_seconds"] == pytest.approx(3e-6)
+    assert rows["aten::add"]["input_shapes"] == [] and rows["aten::relu"]["calls"] == 1
+
+
+def test_opening_reports_progress_stage_by_stage(tmp_path):
+    _training_trace(tmp_path / "trace.json.gz.tmp")
+    with (
+        open(tmp_path / "trace.json.gz.tmp", "rb") as raw,
+        gzip.open(tmp_path / "trace.json.gz", "wb") as packed,
+    ):
+        shutil.copyfileobj(raw, packed)
+    heard: list[tuple[str, float]] = []
+    open_profile(tmp_path / "trace.json.gz", lambda stage, done: heard.append((stage, done)))
+    stages = [stage for stage, _ in heard]
+    assert stages[0] == "reading" and stages[-1] == "grouping"
+    assert sorted(set(stages), key=stages.index) == ["reading", "parsing", "grouping"]
+    for stage in ("reading", "parsing", "grouping"):
+        fractions = [done for name, done in heard if name == stage]
+        assert fractions == sorted(fractions) and fractions[-1] == 1.0
+
+
+def test_progress_line_rewrites_one_line_and_erases_it():
+    stream = io.StringIO()
+    with ProgressLine("t.json", stream, force=True) as progress:
+        progress("reading", 0.0)
+        progress("parsing", 1.0)
+    written = stream.getvalue()
+    assert "opening t.json: reading   0%" in written and "parsing 100%" in written
+    assert "\n" not in written and written.endswith("\r")
+
+
+def test_progress_line_is_silent_when_stderr_is_not_a_terminal():
+    stream = io.StringIO()
+    with ProgressLine("t.json", stream) as progress:
+        progress("reading", 0.5)
+    assert stream.getvalue() == ""

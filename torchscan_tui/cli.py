@@ -16,6 +16,7 @@ from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table
+from .progress_line import ProgressLine
 from .report import ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
 from .trace_import import open_profile, traces_in
@@ -205,7 +206,7 @@ def run_compare(
 ) -> int:
     """Headless compare: the diff as JSON or text, and the regression gate's exit code."""
     try:
-        (before, before_name), (after, after_name) = (open_profile(path) for path in paths)
+        (before, before_name), (after, after_name) = (_open_with_progress(p) for p in paths)
     except ReportError as exc:
         return _fail(str(exc))
     diff = compare_reports(before, after, before_name, after_name)
@@ -245,6 +246,12 @@ def pick_trace(folder: str) -> str | None:
     return None if chosen is None else str(chosen)
 
 
+def _open_with_progress(path: str) -> tuple[dict, str]:
+    """open_profile, showing its progress on the terminal while it works."""
+    with ProgressLine(os.path.basename(os.path.normpath(path))) as progress:
+        return open_profile(path, progress)
+
+
 def run_app(config: RunConfig | None, report: dict | None, report_path: str = "") -> int:
     from .ui.app import create_app
 
@@ -276,7 +283,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             chosen = pick_trace(script) if os.path.isdir(script) else script
             if chosen is None:
                 return EXIT_OK
-            report, source = open_profile(chosen)
+            report, source = _open_with_progress(chosen)
         except ReportError as exc:
             return _fail(str(exc))
         return run_app(None, report, source)

@@ -12,9 +12,11 @@ import gzip
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 
 from .atomic import write_text_atomically
+from .jsonio import Progress, decode_json, no_progress, read_bytes
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
@@ -61,25 +63,35 @@ def validate_report(data: object, source: str) -> dict:
     return data
 
 
-def read_json(path: str | os.PathLike) -> object:
-    """A JSON file (``.gz`` too) or a ReportError naming it and saying what to do."""
+def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> bytes:
+    """A file's bytes (decompressed for ``.gz``), or a ReportError naming it and the fix."""
     source = os.fspath(path)
     try:
-        if source.endswith(".gz"):
-            with gzip.open(source, "rt", encoding="utf-8") as handle:
-                return json.load(handle)
-        with open(source, encoding="utf-8") as handle:
-            return json.load(handle)
+        return read_bytes(source, progress)
     except FileNotFoundError:
         raise ReportError(f"{source} does not exist: check the path") from None
     except IsADirectoryError:
         raise ReportError(f"{source} is a directory, not a report file") from None
     except PermissionError:
         raise ReportError(f"{source} cannot be read: permission denied") from None
-    except (UnicodeDecodeError, json.JSONDecodeError, EOFError, gzip.BadGzipFile) as exc:
-        raise ReportError(
-            f"{source} is not valid JSON ({exc}): a truncated trace or report, or not a profile"
-        ) from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise not_json(source, exc) from None
+
+
+def not_json(source: str, problem: Exception) -> ReportError:
+    return ReportError(
+        f"{source} is not valid JSON ({problem}): a truncated trace or report, or not a profile"
+    )
+
+
+def read_json(path: str | os.PathLike) -> object:
+    """A JSON file (``.gz`` too) or a ReportError naming it and saying what to do."""
+    source = os.fspath(path)
+    data = read_file(source)
+    try:
+        return decode_json(data)
+    except ValueError as exc:
+        raise not_json(source, exc) from None
 
 
 def load_report(path: str | os.PathLike) -> dict:
