@@ -215,7 +215,7 @@ def profile_workload(
             "row_limit": row_limit,
             "total_grouped_operators": total,
             "ranked_by": ranking,
-            "torch_version": torch.__version__,
+            "torch_version": str(torch.__version__),  # a str subclass encoders refuse
             "activities": [activity.name for activity in activities],
             "events": event_total,
             "events_grouped": aggregation.event_count,
