@@ -45,3 +45,11 @@ def test_export_dialog(snap_compare):
         await pilot.press("space", "down", "space", "e")
 
     assert snap_compare(_app(), terminal_size=(120, 30), run_before=open_dialog)
+
+
+def test_chart_screen(snap_compare):
+    async def open_chart(pilot):
+        await _finished(pilot)
+        await pilot.press("b")
+
+    assert snap_compare(_app(), terminal_size=(120, 30), run_before=open_chart)

@@ -15,6 +15,7 @@ from collections import deque
 from collections.abc import Iterable
 from functools import partial
 
+from rich.console import RenderableType
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
@@ -28,10 +29,13 @@ from ..report import save_report
 from ..rows import RowView, has_device_time
 from ..run_state import RunState
 from ..session import RunConfig, RunFinished
+from ..shares import FIELD_LABELS, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .row_browsing import RowBrowsing
+from .screens.chart_screen import ChartScreen
 from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
+from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
 from .widgets.filter_bar import FilterBar
 from .widgets.log_pane import LogPane
@@ -44,6 +48,7 @@ DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
 QUIT_WAIT_SECONDS = 1.8
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
+SORT_KEYS_BY_LETTER = {"c": "cpu_self_seconds", "g": "device_self_seconds"}
 
 
 class TorchscanApp(RowBrowsing, App[None]):
@@ -60,6 +65,7 @@ class TorchscanApp(RowBrowsing, App[None]):
         Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
         Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
         Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
+        Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace"),
         Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
@@ -282,6 +288,20 @@ class TorchscanApp(RowBrowsing, App[None]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
+    def action_chart(self) -> None:
+        """Bars of the shown rows' self time per operator (the filter applies)."""
+        rows = [self.view.rows[i] for i in self.view.visible]
+        fields = {key: (FIELD_LABELS[name], name) for key, name in SORT_KEYS_BY_LETTER.items()}
+
+        def draw(field_name: str, width: int) -> RenderableType:
+            return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width)
+
+        start = "g" if self.view.sort.key == "device" else "c"
+        scope = f"{len(rows):,} rows" + (
+            f", filter {self.view.filter.text!r}" if self.view.filter.text else ""
+        )
+        self.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
+
     # Exports --------------------------------------------------------------------------
 
     def action_export_rows(self) -> None:
@@ -365,6 +385,8 @@ class TorchscanApp(RowBrowsing, App[None]):
             return has_rows
         if action == "save_report":
             return state.report is not None
+        if action == "chart":
+            return bool(self.view.rows)
         return True
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:

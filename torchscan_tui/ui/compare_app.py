@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from functools import partial
 
+from rich.console import RenderableType
 from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
@@ -19,10 +20,13 @@ from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from ..export import export_rows, format_for
 from ..formatting import format_seconds
 from ..rows import RowView, Sort
+from ..shares import FIELD_LABELS, delta_bars
 from ..text import neutralise_controls
 from .row_browsing import RowBrowsing
+from .screens.chart_screen import ChartScreen
 from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
+from .widgets.charts import delta_chart
 from .widgets.compare_table import CompareTable
 from .widgets.filter_bar import FilterBar
 from .widgets.status_bar import StatusBar
@@ -32,10 +36,14 @@ COMPARE_KEYS = [
     ("d / o / g / n", "sort by CPU delta / ratio / device delta / calls change; again flips"),
     ("↑ ↓ j k, pgup pgdn, home end", "move"),
     ("space / a", "select the row / select all visible rows"),
+    ("b", "bar chart of the largest changes, faster left, slower right (d / g switch)"),
     ("e", "export the selected compare rows (or the highlighted one)"),
     ("q", "quit"),
     ("new / gone", "the row exists only after / only before"),
 ]
+
+
+DELTA_FIELDS = {name: (label, name) for name, label in FIELD_LABELS.items()}
 
 
 class CompareApp(RowBrowsing, App[None]):
@@ -49,6 +57,7 @@ class CompareApp(RowBrowsing, App[None]):
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
         Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
         Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
+        Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
         Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
         Binding("q", "quit", "Quit", tooltip="Quit"),
         Binding("question_mark", "help", "Help", tooltip="Keys"),
@@ -119,6 +128,17 @@ class CompareApp(RowBrowsing, App[None]):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(COMPARE_KEYS))
+
+    def action_chart(self) -> None:
+        """Diverging bars of the shown compare rows that moved most."""
+        rows = [self.view.rows[i] for i in self.view.visible]
+        fields = {"d": DELTA_FIELDS["cpu_self_seconds"], "g": DELTA_FIELDS["device_self_seconds"]}
+
+        def draw(field_name: str, width: int) -> RenderableType:
+            return delta_chart(delta_bars(rows, field_name), FIELD_LABELS[field_name], width)
+
+        start = "g" if self.view.sort.key == "device" else "d"
+        self.push_screen(ChartScreen(f"What moved ({len(rows):,} rows)", fields, draw, start))
 
     def action_export_rows(self) -> None:
         rows = [flat_row(row) for row in self.view.rows_to_export(self.table.cursor)]

@@ -19,6 +19,7 @@ KEYS = [
     ("↑ ↓ j k, pgup pgdn, home end", "move"),
     ("enter", "show or hide the detail pane for the highlighted row"),
     ("space / a", "select or unselect the row / select all visible rows"),
+    ("b", "bar chart: each operator's share of the shown rows' self time (c / g switch)"),
     ("e", "export the selected rows (or the highlighted one): .csv, .json or .md"),
     ("t", "export the Chrome trace (Perfetto, chrome://tracing)"),
     ("w", "save the session as a report: torchscan-tui report.json reopens it"),
