@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import re
 
 import pytest
-from replay import sample_rows
+from replay import make_row, sample_rows
 
 from torchscan_tui.rows import FilterError, RowView, Sort, parse_filter, sorted_indices
 
@@ -117,3 +118,25 @@ def test_streamed_batches_in_rank_order_append_without_refiltering():
     view.set_filter("mm")
     view.extend([dict(rows[1])])
     assert [view.rows[i]["operator"] for i in view.visible][-1] == "aten::mm"
+
+
+def test_cached_sort_orders_agree_with_the_reference_sort_with_ties_and_missing():
+    rng = random.Random(7)
+    rows = [
+        make_row(f"op{i % 5}", [[i % 3]], rng.choice([1, 2, 2, 3]), rng.choice([None, 0.5, 0.1]))
+        for i in range(300)
+    ]
+    view = RowView(list(rows))
+    for text in ("", "op1", "[1]"):
+        view.set_filter(text)
+        indices = [i for i, row in enumerate(rows) if parse_filter(text).matches(row)]
+        for key in ("cpu", "calls"):
+            for descending in (True, False):
+                view.set_sort(Sort(key, descending))
+                assert view.visible == sorted_indices(rows, indices, Sort(key, descending))
+    for _ in view.warm_sorts():
+        pass
+    view.set_filter("")
+    view.extend([make_row("late", [], 9, 9.0)])
+    view.set_sort(Sort("cpu", True))
+    assert view.rows[view.visible[0]]["operator"] == "late"  # orders are rebuilt for new rows

@@ -15,7 +15,7 @@ every row rather than silently hiding some.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 ANY = None  # a wildcard dimension
@@ -81,13 +81,16 @@ class RowIndex:
     """Per-row facts the filter needs, computed once per row as rows arrive.
 
     Lower-cased names, kinds, and an inverted index from each flat input shape to the rows
-    that have it: a shape term then tests each distinct shape once instead of every row.
+    that have it, itself indexed by (rank, position, size): a term such as ``[4, *]`` looks
+    up the shapes of rank 2 whose first dimension is 4 instead of testing every shape.
     """
 
     def __init__(self) -> None:
         self.names: list[str] = []
         self.kinds: list[str] = []
         self.by_shape: dict[tuple, list[int]] = {}
+        self.by_rank: dict[int, list[tuple]] = {}
+        self.by_dim: dict[tuple[int, int, int], list[tuple]] = {}
 
     def __len__(self) -> int:
         return len(self.names)
@@ -100,17 +103,37 @@ class RowIndex:
             self.kinds.append(row.get("kind", ""))
             seen = set()
             for shape in row["input_shapes"]:
-                if isinstance(shape, list) and all(isinstance(d, int) for d in shape):
+                if isinstance(shape, list) and all(type(d) is int for d in shape):
                     key = tuple(shape)
-                    if key not in seen:
-                        seen.add(key)
-                        by_shape.setdefault(key, []).append(row_id)
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                    ids = by_shape.get(key)
+                    if ids is None:
+                        ids = by_shape[key] = []
+                        self._index_shape(key)
+                    ids.append(row_id)
+
+    def _index_shape(self, shape: tuple) -> None:
+        rank = len(shape)
+        self.by_rank.setdefault(rank, []).append(shape)
+        for position, size in enumerate(shape):
+            self.by_dim.setdefault((rank, position, size), []).append(shape)
 
     def rows_with_shape(self, term: ShapeTerm) -> set[int]:
+        rank = len(term.dims)
+        fixed = [(position, size) for position, size in enumerate(term.dims) if size is not ANY]
+        if fixed:
+            # Start from the fewest shapes one fixed dimension allows, then check the rest.
+            candidates = min(
+                (self.by_dim.get((rank, position, size), []) for position, size in fixed), key=len
+            )
+        else:
+            candidates = self.by_rank.get(rank, [])
         found: set[int] = set()
-        for shape, row_ids in self.by_shape.items():
-            if term.matches_shape(list(shape)):
-                found.update(row_ids)
+        for shape in candidates:
+            if all(shape[position] == size for position, size in fixed):
+                found.update(self.by_shape[shape])
         return found
 
 
@@ -226,7 +249,10 @@ ROW_SORTS: dict[str, ValueOf] = field_getters({k: v for k, v in SORT_FIELDS.item
 def sorted_indices(
     rows: Sequence[dict], indices: list[int], sort: Sort, getters: dict[str, ValueOf] | None = None
 ) -> list[int]:
-    """``indices`` ordered by ``sort``; rows with a missing (None) figure always go last."""
+    """``indices`` ordered by ``sort``; rows with a missing (None) figure always go last.
+
+    The reference for :class:`SortOrders` (tests compare the two); ties keep rank order.
+    """
     if sort.key == "rank":
         return indices if sort.descending else indices[::-1]
     value_of = (getters or ROW_SORTS)[sort.key]
@@ -235,6 +261,47 @@ def sorted_indices(
     missing = [i for i in indices if values[i] is None]
     present.sort(key=values.__getitem__, reverse=sort.descending)
     return present + missing
+
+
+class SortOrders:
+    """Every row's position under each sort, computed once per key and reused.
+
+    Sorting 100k rows costs tens of milliseconds; a keystroke that re-sorts a filtered
+    subset should not. The full order is sorted once per key and direction, and a subset
+    takes its rows from it in one pass. The app computes the orders in idle time once the
+    rows are in, so even the first press of a sort key does not sort.
+    """
+
+    def __init__(self, rows: Sequence[dict], getters: dict[str, ValueOf]):
+        self.rows = rows
+        self.getters = getters
+        self._values: dict[str, list] = {}
+        self._orders: dict[tuple[str, bool], list[int]] = {}
+
+    def order(self, key: str, descending: bool) -> list[int]:
+        """All row ids in this sort: measured figures in order (ties in rank order), then
+        the rows whose figure is missing, in rank order."""
+        cached = self._orders.get((key, descending))
+        if cached is None:
+            values = self._values.get(key)
+            if values is None:
+                value_of = self.getters[key]
+                values = self._values[key] = [value_of(row) for row in self.rows]
+            present = [i for i, value in enumerate(values) if value is not None]
+            present.sort(key=values.__getitem__, reverse=descending)
+            cached = present + [i for i, value in enumerate(values) if value is None]
+            self._orders[(key, descending)] = cached
+        return cached
+
+    def subset(self, key: str, descending: bool, indices: list[int]) -> list[int]:
+        """``indices`` in this sort (the same result as :func:`sorted_indices`)."""
+        order = self.order(key, descending)
+        if len(indices) == len(self.rows):
+            return list(order)
+        keep = bytearray(len(self.rows))
+        for index in indices:
+            keep[index] = 1
+        return [index for index in order if keep[index]]
 
 
 @dataclass
@@ -256,6 +323,7 @@ class RowView:
 
     def __post_init__(self) -> None:
         self.index.add(self.rows)
+        self._orders = SortOrders(self.rows, self.sort_getters or ROW_SORTS)
         self.refresh()
 
     def refresh(self) -> None:
@@ -263,7 +331,17 @@ class RowView:
             indices = list(range(len(self.rows)))
         else:
             indices = self.filter.select(self.index)
-        self.visible = sorted_indices(self.rows, indices, self.sort, self.sort_getters)
+        if self.sort.key == "rank":
+            self.visible = indices if self.sort.descending else indices[::-1]
+        else:
+            self.visible = self._orders.subset(self.sort.key, self.sort.descending, indices)
+
+    def warm_sorts(self) -> Iterator[None]:
+        """Compute each sort's orders, one per step: a caller runs the steps in idle time."""
+        for key in self._orders.getters:
+            for descending in (True, False):
+                self._orders.order(key, descending)
+                yield
 
     def extend(self, new_rows: Sequence[dict]) -> None:
         """Add rows that arrive in rank order. In rank order with no filter, the new rows
@@ -271,6 +349,7 @@ class RowView:
         start = len(self.rows)
         self.rows.extend(new_rows)
         self.index.add(new_rows)
+        self._orders = SortOrders(self.rows, self._orders.getters)
         if self.filter.empty and self.sort == Sort():
             self.visible.extend(range(start, len(self.rows)))
         else:
@@ -280,6 +359,7 @@ class RowView:
         self.rows = rows
         self.index = RowIndex()
         self.index.add(rows)
+        self._orders = SortOrders(rows, self._orders.getters)
         self.selected.clear()
         self.refresh()
 

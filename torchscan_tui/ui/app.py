@@ -12,7 +12,7 @@ import asyncio
 import os
 import signal
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import partial
 
 from rich.console import RenderableType
@@ -47,6 +47,7 @@ from .widgets.status_bar import StatusBar
 DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
 QUIT_WAIT_SECONDS = 1.8
+WARM_SORT_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 SORT_KEYS_BY_LETTER = {"c": "cpu_self_seconds", "g": "device_self_seconds"}
 
@@ -183,6 +184,12 @@ class TorchscanApp(RowBrowsing, App[None]):
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
         self.refresh_bindings()
+        self._warm_sorts(self.view.warm_sorts())
+
+    def _warm_sorts(self, steps: Iterator[None]) -> None:
+        """Sort orders computed one per idle moment, so the first c/n/m press is instant."""
+        if next(steps, StopIteration) is not StopIteration:
+            self.set_timer(WARM_SORT_INTERVAL, partial(self._warm_sorts, steps))
 
     # Rendering (attributes down) ------------------------------------------------------
 

@@ -16,5 +16,7 @@ class FilterBar(Horizontal):
 
     def show_error(self, message: str) -> None:
         label = self.query_one("#filter-error", Label)
+        if str(label.content) == message:
+            return  # typing through an unfinished term keeps the same message: no relayout
         label.update(message)
         label.set_class(bool(message), "visible")

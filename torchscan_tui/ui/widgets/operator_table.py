@@ -9,8 +9,10 @@ table reads a :class:`~torchscan_tui.rows.RowView` (attributes down) and posts
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.segment import Segment
+from rich.style import Style
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -63,8 +65,11 @@ MOVEMENT_BINDINGS = [
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
 
 
-def layout_columns(width: int, all_columns: tuple = COLUMNS) -> list[tuple[Column, int]]:
-    """Columns and widths that fit ``width`` cells, dropping the least needed first."""
+@lru_cache(maxsize=64)
+def layout_columns(width: int, all_columns: tuple = COLUMNS) -> tuple[tuple[Column, int], ...]:
+    """Columns and widths that fit ``width`` cells, dropping the least needed first.
+
+    Cached: every line of every repaint asks for the same width."""
     columns = list(all_columns)
     while True:
         fixed = sum(column.width for column in columns) + len(columns) - 1
@@ -88,7 +93,7 @@ def layout_columns(width: int, all_columns: tuple = COLUMNS) -> list[tuple[Colum
         index = max(i for i, (column, _) in enumerate(widths) if column.width == 0)
         column, share = widths[index]
         widths[index] = (column, share + spare - given)
-    return widths
+    return tuple(widths)
 
 
 def fit(text: str, width: int, align: str) -> str:
@@ -137,6 +142,7 @@ class OperatorTable(ScrollView, can_focus=True):
         self.share_total: float | None = None
         self._cells: dict[int, dict] = {}
         self._last_highlight: tuple[int, int | None] | None = None
+        self._line_styles: dict[tuple[str, bool], tuple[Style, Style, Style]] = {}
 
     # Attributes down ------------------------------------------------------------------
 
@@ -235,6 +241,24 @@ class OperatorTable(ScrollView, can_focus=True):
             texts.append(fit(title, column_width, column.align))
         return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
 
+    def notify_style_update(self) -> None:
+        self._line_styles.clear()
+        super().notify_style_update()
+
+    def _styles_for(self, state: str) -> tuple[Style, Style, Style]:
+        """(base, missing, bar) styles of a plain, cursor or selected line, computed once
+        per focus state and theme: looking them up per line was a third of each repaint."""
+        key = (state, self.has_focus)
+        styles = self._line_styles.get(key)
+        if styles is None:
+            base = self.rich_style
+            if state != "plain":
+                base = base + self.get_component_rich_style(f"operator-table--{state}")
+            missing = base + self.get_component_rich_style("operator-table--missing")
+            bar = base + self.get_component_rich_style("operator-table--bar")
+            styles = self._line_styles[key] = (base, missing, bar)
+        return styles
+
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
         layout = layout_columns(width, self.TABLE_COLUMNS)
@@ -242,18 +266,13 @@ class OperatorTable(ScrollView, can_focus=True):
             return self._header_strip(layout, width)
         position = int(self.scroll_offset.y) + y - 1
         row = self.view.row_at(position)
-        base = self.rich_style
         if row is None:
-            return Strip.blank(width, base)
+            return Strip.blank(width, self.rich_style)
         row_id = self.view.visible[position]
         cells = self._cells_for(row_id, row)
         selected = row_id in self.view.selected
-        if position == self.cursor:
-            base = base + self.get_component_rich_style("operator-table--cursor")
-        elif selected:
-            base = base + self.get_component_rich_style("operator-table--selected")
-        missing = base + self.get_component_rich_style("operator-table--missing")
-        bar = base + self.get_component_rich_style("operator-table--bar")
+        state = "cursor" if position == self.cursor else ("selected" if selected else "plain")
+        base, missing, bar = self._styles_for(state)
         segments: list[Segment] = []
         for index, (column, column_width) in enumerate(layout):
             if index:

@@ -15,6 +15,8 @@ PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold y
 class RunHeader(Static):
     """Rendered from attributes the app sets with :meth:`show`."""
 
+    _shown: Text | None = None
+
     def show(
         self, title: str, device: str, phase: str, elapsed: float | None, running: bool, tick: int
     ) -> None:
@@ -27,4 +29,6 @@ class RunHeader(Static):
         text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
         if elapsed is not None:
             text.append(f"  {elapsed:.1f} s", style="dim")
-        self.update(text)
+        if text != self._shown:
+            self._shown = text
+            self.update(text, layout=False)  # one fixed line: never a new layout
