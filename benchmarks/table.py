@@ -2,8 +2,9 @@
 
 Baseline: Textual's stock DataTable holding the same rows, refiltered the obvious way
 (clear, then add the matching rows). Ours: the app's virtual OperatorTable over a RowView.
-Both run in a real app under ``App.run_test``; each keystroke is timed until the screen has
-been repainted (``pilot.pause()`` waits for the refresh).
+Both run in a real app under ``App.run_test``. Latency is measured to the first frame the
+screen paints after the change was applied (see ``_frames.py``), for real key presses:
+typing a filter character by character into the filter box, and pressing sort keys.
 
     python -m benchmarks.table [--rows 100000] [--repeats 3]
 """
@@ -23,6 +24,8 @@ from torchscan_tui.rows import parse_filter
 from torchscan_tui.session import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
 from torchscan_tui.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
+
+from ._frames import FrameClock, note_calls
 
 OPS = ["aten::addmm", "aten::mm", "aten::relu", "aten::cat", "aten::sum", "aten::conv2d"]
 
@@ -94,38 +97,55 @@ class StockTableApp(App):
 async def stock_keystroke(rows, text) -> tuple[float, float]:
     app = StockTableApp(rows)
     async with app.run_test(size=(160, 50)) as pilot:
+        clock = FrameClock(app.screen)
         started = time.perf_counter()
         app.load(rows)
-        await pilot.pause()
-        loaded = time.perf_counter() - started
+        applied = time.perf_counter()
+        while clock.first_after(applied) is None:
+            await pilot.pause(0.01)
+        loaded = clock.first_after(applied) - started
         started = time.perf_counter()
         matches = parse_filter(text).matches
         app.load([row for row in rows if matches(row)])
-        await pilot.pause()
-        return loaded, time.perf_counter() - started
+        applied = time.perf_counter()
+        while clock.first_after(applied) is None:
+            await pilot.pause(0.01)
+        return loaded, clock.first_after(applied) - started
 
 
-async def our_app(rows, text) -> tuple[float, float, float]:
+async def press_and_wait(pilot, clock: FrameClock, applied: list[float], key: str) -> float:
+    """Seconds from pressing ``key`` to the first frame after the view changed."""
+    await pilot.pause(0.05)  # settle: no frame of an earlier change is pending
+    count = len(applied)
+    started = time.perf_counter()
+    await pilot.press(key)
+    while len(applied) == count or clock.first_after(applied[count]) is None:
+        await pilot.pause(0.005)
+    return clock.first_after(applied[count]) - started
+
+
+async def our_app(rows, text) -> tuple[float, list[float], list[float]]:
+    """Load time, per-key filter latencies while typing ``text``, and sort latencies."""
     app = create_app(source=replay(rows), show_clock=False)
+    batches = note_calls(app.view, "extend")
     started = time.perf_counter()
     async with app.run_test(size=(160, 50)) as pilot:
+        clock = FrameClock(app.screen)
         while app.run_finished_count < 1:
             await pilot.pause(0.01)
-        loaded = time.perf_counter() - started
-        app.query_one("#filter-input", Input).value = ""
-        await pilot.pause()
-        started = time.perf_counter()
-        app.query_one("#filter-input", Input).value = text
-        await pilot.pause()
-        keystroke = time.perf_counter() - started
-        app.table.focus()
-        await pilot.pause()
-        started = time.perf_counter()
-        await pilot.press("c")
-        await pilot.pause()
-        sort = time.perf_counter() - started
-        assert app.view.sort.key == "cpu"
-        return loaded, keystroke, sort
+        while clock.first_after(batches[-1]) is None:
+            await pilot.pause(0.005)
+        loaded = clock.first_after(batches[-1]) - started
+        await pilot.pause(2.0)  # idle: the app builds its filter index and sort orders now
+        applied = note_calls(app.view, "refresh")
+        await pilot.press("slash")
+        keys = ["space" if char == " " else char for char in text]
+        keystrokes = [await press_and_wait(pilot, clock, applied, key) for key in keys]
+        assert app.view.filter.text == text and 0 < len(app.view.visible) < len(rows)
+        await pilot.press("escape")
+        sorts = [await press_and_wait(pilot, clock, applied, key) for key in "ccnnmm"]
+        assert app.view.sort.key == "bytes"
+        return loaded, keystrokes, sorts
 
 
 def line(name, samples):
@@ -147,19 +167,20 @@ async def main() -> None:
         loaded, key = await stock_keystroke(rows, text)
         stock_load.append(loaded)
         stock_key.append(key)
-        loaded, key, sort = await our_app(rows, text)
+        loaded, keys, sorts = await our_app(rows, text)
         our_load.append(loaded)
-        our_key.append(key)
-        our_sort.append(sort)
+        our_key.extend(keys)
+        our_sort.extend(sorts)
     for title, base, mine, target in [
         (
-            f"keystroke to repainted filtered table, {args.rows:,} rows",
+            f"keystroke to painted filtered table, {args.rows:,} rows "
+            f"(ours: each key of {text!r} typed)",
             stock_key,
             our_key,
             "<= 50 ms",
         ),
         (
-            f"loading {args.rows:,} rows (ours: streamed in 1,000-row batches)",
+            f"loading {args.rows:,} rows to painted (ours: app start, 1,000-row batches)",
             stock_load,
             our_load,
             "<= 0.5 s",
@@ -171,7 +192,7 @@ async def main() -> None:
         print(
             f"  ratio     {statistics.median(mine) / statistics.median(base):.3f}   target {target}"
         )
-    print(f"sorting {args.rows:,} rows by CPU self time, key to repaint")
+    print(f"sort key to painted table, {args.rows:,} rows (c c n n m m: each key, then flipped)")
     print(line("ours", our_sort) + "   target <= 50 ms")
 
 

@@ -7,68 +7,19 @@ from __future__ import annotations
 
 import csv
 import shutil
-import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 
 import pytest
 from conftest import WORKLOADS
 
+from benchmarks._terminal import Terminal
+
 pytestmark = [
     pytest.mark.tmux,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
-
-
-class Terminal:
-    def __init__(self, width: int, height: int):
-        self.name = f"torchscan-{uuid.uuid4().hex[:8]}"
-        self.socket = f"torchscan-test-{self.name}"
-        self.size = (width, height)
-
-    def tmux(self, *args: str) -> str:
-        result = subprocess.run(
-            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return result.stdout
-
-    def start(self, command: str) -> None:
-        width, height = self.size
-        self.tmux(
-            "new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height), command
-        )
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", self.name)
-
-    def keys(self, *keys: str) -> None:
-        self.tmux("send-keys", "-t", self.name, *keys)
-
-    def wait_for(self, text: str, timeout: float = 120) -> str:
-        """Poll the screen until ``text`` shows (a terminal has no event to wait on)."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if text in screen:
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"{text!r} never appeared; screen was:\n{self.screen()}")
-
-    def wait_until_gone(self, text: str, timeout: float = 30) -> None:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if text not in self.screen():
-                return
-            time.sleep(0.1)
-        raise AssertionError(f"{text!r} never went away; screen was:\n{self.screen()}")
-
-    def close(self) -> None:
-        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True)
 
 
 @pytest.fixture

@@ -59,6 +59,7 @@ class Filter:
         for term in self.shapes:
             found = index.rows_with_shape(term)
             candidates = found if candidates is None else candidates & found
+        index.index_some()
         ids = range(len(index)) if candidates is None else sorted(candidates)
         names, kinds = index.names, index.kinds
         for word in self.words:
@@ -78,11 +79,13 @@ class Filter:
 
 
 class RowIndex:
-    """Per-row facts the filter needs, computed once per row as rows arrive.
+    """Per-row facts the filter needs: lower-cased names, kinds, and an inverted index from
+    each flat input shape to the rows that have it, itself indexed by (rank, position,
+    size): a term such as ``[4, *]`` looks up the shapes of rank 2 whose first dimension
+    is 4 instead of testing every shape.
 
-    Lower-cased names, kinds, and an inverted index from each flat input shape to the rows
-    that have it, itself indexed by (rank, position, size): a term such as ``[4, *]`` looks
-    up the shapes of rank 2 whose first dimension is 4 instead of testing every shape.
+    Rows are indexed lazily, when a filter first needs them (or when the app has an idle
+    moment, :meth:`index_some`): loading 100k rows does not wait for the index.
     """
 
     def __init__(self) -> None:
@@ -91,27 +94,39 @@ class RowIndex:
         self.by_shape: dict[tuple, list[int]] = {}
         self.by_rank: dict[int, list[tuple]] = {}
         self.by_dim: dict[tuple[int, int, int], list[tuple]] = {}
+        self._rows: list[dict] = []
 
     def __len__(self) -> int:
-        return len(self.names)
+        return len(self._rows)
 
     def add(self, rows: Sequence[dict]) -> None:
+        self._rows.extend(rows)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.names) == len(self._rows)
+
+    def index_some(self, limit: int | None = None) -> None:
+        """Index up to ``limit`` rows not yet indexed (all of them by default)."""
+        start = len(self.names)
+        end = len(self._rows) if limit is None else min(len(self._rows), start + limit)
+        batch = self._rows[start:end]
+        self.names.extend(row["operator"].lower() for row in batch)
+        self.kinds.extend(row.get("kind", "") for row in batch)
         by_shape = self.by_shape
-        for row in rows:
-            row_id = len(self.names)
-            self.names.append(row["operator"].lower())
-            self.kinds.append(row.get("kind", ""))
-            seen = set()
+        for row_id, row in enumerate(batch, start):
             for shape in row["input_shapes"]:
-                if isinstance(shape, list) and all(type(d) is int for d in shape):
-                    key = tuple(shape)
-                    if key in seen:
-                        continue
-                    seen.add(key)
+                if type(shape) is not list:
+                    continue
+                key = tuple(shape)
+                try:
                     ids = by_shape.get(key)
-                    if ids is None:
-                        ids = by_shape[key] = []
-                        self._index_shape(key)
+                except TypeError:  # a nested list (a tensor list input): not a flat shape
+                    continue
+                if ids is None:
+                    by_shape[key] = [row_id]
+                    self._index_shape(key)
+                elif ids[-1] != row_id:  # the same shape twice in one row counts once
                     ids.append(row_id)
 
     def _index_shape(self, shape: tuple) -> None:
@@ -121,6 +136,7 @@ class RowIndex:
             self.by_dim.setdefault((rank, position, size), []).append(shape)
 
     def rows_with_shape(self, term: ShapeTerm) -> set[int]:
+        self.index_some()
         rank = len(term.dims)
         fixed = [(position, size) for position, size in enumerate(term.dims) if size is not ANY]
         if fixed:
@@ -336,8 +352,12 @@ class RowView:
         else:
             self.visible = self._orders.subset(self.sort.key, self.sort.descending, indices)
 
-    def warm_sorts(self) -> Iterator[None]:
-        """Compute each sort's orders, one per step: a caller runs the steps in idle time."""
+    def warm_up(self, rows_per_step: int = 10_000) -> Iterator[None]:
+        """Build the filter index and each sort's orders, a slice per step: the app runs
+        the steps in idle moments so the first filter or sort key finds them ready."""
+        while not self.index.complete:
+            self.index.index_some(rows_per_step)
+            yield
         for key in self._orders.getters:
             for descending in (True, False):
                 self._orders.order(key, descending)

@@ -47,7 +47,7 @@ from .widgets.status_bar import StatusBar
 DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
 QUIT_WAIT_SECONDS = 1.8
-WARM_SORT_INTERVAL = 0.05
+WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 SORT_KEYS_BY_LETTER = {"c": "cpu_self_seconds", "g": "device_self_seconds"}
 
@@ -184,12 +184,13 @@ class TorchscanApp(RowBrowsing, App[None]):
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
         self.refresh_bindings()
-        self._warm_sorts(self.view.warm_sorts())
+        self._warm_up(self.view.warm_up())
 
-    def _warm_sorts(self, steps: Iterator[None]) -> None:
-        """Sort orders computed one per idle moment, so the first c/n/m press is instant."""
+    def _warm_up(self, steps: Iterator[None]) -> None:
+        """The filter index and sort orders, built a slice per idle moment (each ~30 ms)
+        once the rows are in, so the first filter or sort key does not wait for them."""
         if next(steps, StopIteration) is not StopIteration:
-            self.set_timer(WARM_SORT_INTERVAL, partial(self._warm_sorts, steps))
+            self.set_timer(WARM_UP_INTERVAL, partial(self._warm_up, steps))
 
     # Rendering (attributes down) ------------------------------------------------------
 

@@ -1,0 +1,114 @@
+"""Target 4: ``torchscan-tui report.json`` to the first painted row (<= 0.5 s), and the UI
+process's peak RSS holding 100k rows (<= 150 MiB), without importing torch.
+
+Run in a real terminal (tmux): the clock starts when the command is started and stops when
+the first row shows on the screen, polled every 5 ms. Baseline: the least a Textual app
+can do, a one-widget app started the same way and timed to its text showing. Memory is
+the process's own high-water mark (VmHWM) once the status line says every row is in;
+the process's memory maps are checked for libtorch.
+
+    python -m benchmarks.report_open [--rows 100000] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+
+from ._terminal import Terminal
+from ._timing import report
+from .table import synthetic_rows
+
+MINIMAL_APP = """
+from textual.app import App
+from textual.widgets import Static
+class Minimal(App):
+    def compose(self):
+        yield Static("first row painted")
+Minimal().run()
+"""
+
+
+def write_report(path: Path, rows: list[dict]) -> None:
+    report_ = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {
+            "device": "cpu",
+            "row_limit": None,
+            "total_grouped_operators": len(rows),
+            "ranked_by": "cpu_self_seconds",
+            "cpu_self_seconds_sum": sum(row["cpu_self_seconds"] for row in rows),
+        },
+        "diagnostics": [],
+        "totals": {"process_peak_rss": None},
+        "trace_path": None,
+        "workload": {"script": "synthetic.py"},
+        "run": {"complete": True},
+    }
+    save_report(report_, path, overwrite=True)
+
+
+def time_to_text(argv: list[str], text: str) -> tuple[float, Terminal]:
+    """Seconds from starting ``argv`` in a fresh terminal to ``text`` on its screen."""
+    terminal = Terminal(160, 50)
+    command = "exec env -u COLUMNS -u LINES " + shlex.join(argv)
+    started = time.perf_counter()
+    terminal.start(command)
+    terminal.wait_for(text, timeout=60, interval=0.005)
+    return time.perf_counter() - started, terminal
+
+
+def peak_rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--rows", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    rows = synthetic_rows(args.rows)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "report.json"
+        write_report(path, rows)
+        size = path.stat().st_size / 2**20
+        print(f"report: {args.rows:,} rows, {size:.1f} MiB")
+        base, mine, rss = [], [], []
+        for _ in range(args.repeats):
+            seconds, terminal = time_to_text([sys.executable, "-c", MINIMAL_APP], "first row")
+            terminal.close()
+            base.append(seconds)
+            argv = [sys.executable, "-m", "torchscan_tui", str(path)]
+            seconds, terminal = time_to_text(argv, rows[0]["operator"])
+            mine.append(seconds)
+            terminal.wait_for(f"{args.rows:,} of {args.rows:,}", timeout=60, interval=0.05)
+            pid = terminal.pane_pid()
+            maps = Path(f"/proc/{pid}/maps").read_text()
+            assert "libtorch" not in maps, "the UI process loaded torch"
+            rss.append(peak_rss_mib(pid))
+            terminal.close()
+    report(
+        "report.json to first painted row (minimal Textual app vs torchscan-tui)",
+        base,
+        mine,
+        "absolute: <= 0.5 s",
+    )
+    print(
+        f"UI process peak RSS with {args.rows:,} rows: median {sorted(rss)[len(rss) // 2]:.1f} "
+        f"MiB (min {min(rss):.1f}, max {max(rss):.1f}); target <= 150 MiB; torch not loaded"
+    )
+
+
+if __name__ == "__main__":
+    main()
