@@ -6,6 +6,9 @@ import os
 import subprocess
 import sys
 
+import pytest
+
+from torchscan_tui import protocol
 from torchscan_tui.protocol import read_messages
 
 
@@ -107,3 +110,26 @@ def test_sys_exit_in_workload_reports_the_code_and_rows(workloads):
     messages, code, _, _ = run_worker(workloads / "exits.py")
     assert messages[-1]["exit_code"] == 4
     assert any(row["operator"] == "aten::mul" for row in rows_of(messages))
+
+
+class _VersionText(str):
+    """A str subclass, like torch.__version__ (TorchVersion)."""
+
+
+@pytest.mark.parametrize("codec", ["msgspec", "stdlib"])
+def test_channel_codecs_agree_and_never_send_nan(codec, monkeypatch):
+    if codec == "stdlib":
+        monkeypatch.setattr(protocol, "_msgspec", None)
+        monkeypatch.setattr(protocol, "_ENCODER", None)
+    message = {
+        "type": "meta",
+        "context": {"torch_version": _VersionText("2.13.0+cpu"), "name": "aten::mm ✓"},
+        "rows": [{"cpu_self_seconds": float("nan"), "device_self_seconds": None, "calls": 3}],
+    }
+    line = protocol.encode(message)
+    assert line.endswith(b"\n") and line.count(b"\n") == 1
+    decoded = protocol.decode(line)
+    assert decoded["context"] == {"torch_version": "2.13.0+cpu", "name": "aten::mm ✓"}
+    assert decoded["rows"] == [{"cpu_self_seconds": None, "device_self_seconds": None, "calls": 3}]
+    with pytest.raises(TypeError):
+        protocol.encode({"type": "x", "bad": object()})

@@ -21,3 +21,24 @@ def gc_paused() -> Iterator[None]:
     finally:
         if was_enabled:
             gc.enable()
+
+
+class GcBurst:
+    """The collector paused for the length of a burst of work, resumed when it ends.
+
+    ``set(True)`` pauses (once), ``set(False)`` restores the state found at the pause.
+    For loops that cannot be one ``with`` block, such as a reader that must not keep the
+    collector off while it blocks waiting for input.
+    """
+
+    def __init__(self) -> None:
+        self._was_enabled: bool | None = None
+
+    def set(self, busy: bool) -> None:
+        if busy and self._was_enabled is None:
+            self._was_enabled = gc.isenabled()
+            gc.disable()
+        elif not busy and self._was_enabled is not None:
+            if self._was_enabled:
+                gc.enable()
+            self._was_enabled = None
