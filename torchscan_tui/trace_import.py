@@ -165,6 +165,12 @@ def newest_trace_in(folder: Path) -> Path:
     return traces_in(folder)[0]
 
 
+def looks_like_report(data: bytes) -> bool:
+    """Whether the file starts as our reports do (the schema key first): then the trace
+    decoder's pass over it would be wasted. A file that does not is still read right."""
+    return f'"schema": "{SCHEMA_NAME}"'.encode() in data[:256]
+
+
 def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[dict, str]:
     """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
 
@@ -179,7 +185,10 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
     with gc_paused():
         data = read_file(source, progress)
         try:
-            document = decode_trace(data, progress)
+            if looks_like_report(data):
+                document = decode_json(data)
+            else:
+                document = decode_trace(data, progress)
         except ValueError as exc:
             raise not_json(source, exc) from None
         del data

@@ -184,12 +184,13 @@ class TorchscanApp(RowBrowsing, App[None]):
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
         self.refresh_bindings()
-        self._warm_up(self.view.warm_up())
+        self._warm_up(self.view.warm_up(), first=True)
 
-    def _warm_up(self, steps: Iterator[None]) -> None:
+    def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
         """The filter index and sort orders, built a slice per idle moment (each ~30 ms)
-        once the rows are in, so the first filter or sort key does not wait for them."""
-        if next(steps, StopIteration) is not StopIteration:
+        once the rows are in, so the first filter or sort key does not wait for them.
+        The first slice waits a moment too: the rows are painted before any of this."""
+        if first or next(steps, StopIteration) is not StopIteration:
             self.set_timer(WARM_UP_INTERVAL, partial(self._warm_up, steps))
 
     # Rendering (attributes down) ------------------------------------------------------
