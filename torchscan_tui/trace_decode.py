@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from . import jsonio
@@ -23,35 +24,24 @@ from .jsonio import Progress, decode_json, no_progress
 msgspec = jsonio.msgspec
 
 
-@dataclass(slots=True)
-class TraceArgs:
-    """The ``args`` of one trace event that grouping reads."""
-
-    external_id: Any = 0
-    correlation: Any = None
-    input_dims: bytes | None = None  # the JSON text of "Input Dims", undecoded (or Raw)
-    device_type: Any = 0
-    nbytes: Any = 0
-
-
-@dataclass(slots=True)
-class TraceEvent:
-    """One trace event, reduced to what grouping reads."""
-
-    ph: Any = None
-    cat: Any = None
-    name: Any = ""
-    tid: Any = 0
-    ts: Any = 0
-    dur: Any = 0
-    args: TraceArgs | None = None
+# (attribute, key in the trace, default): the fields grouping reads, listed once for
+# both decoders. "Input Dims" is apart: kept as undecoded JSON bytes.
+EVENT_FIELDS = (
+    ("ph", "ph", None), ("cat", "cat", None), ("name", "name", ""),
+    ("tid", "tid", 0), ("ts", "ts", 0), ("dur", "dur", 0),
+)  # fmt: skip
+ARGS_FIELDS = (
+    ("external_id", "External id", 0), ("correlation", "correlation", None),
+    ("device_type", "Device Type", 0), ("nbytes", "Bytes", 0),
+)  # fmt: skip
 
 
 @dataclass
 class DecodedTrace:
     """A trace file's events and the header fields we show.
 
-    The events are :class:`TraceEvent` or msgspec structs with the same attributes.
+    Each event has the attributes of ``EVENT_FIELDS`` and ``args`` (None, or an object
+    with those of ``ARGS_FIELDS`` and ``input_dims``, the JSON bytes of "Input Dims").
     """
 
     events: list
@@ -59,57 +49,50 @@ class DecodedTrace:
     host_name: object = None
 
 
-def _args_from_dict(args: object) -> TraceArgs | None:
+def _args_from_dict(args: object) -> SimpleNamespace | None:
     if not isinstance(args, dict):
         return None
     dims = args.get("Input Dims")
-    return TraceArgs(
-        external_id=args.get("External id", 0),
-        correlation=args.get("correlation"),
+    return SimpleNamespace(
         input_dims=None if dims is None else json.dumps(dims).encode(),
-        device_type=args.get("Device Type", 0),
-        nbytes=args.get("Bytes", 0),
+        **{attribute: args.get(key, default) for attribute, key, default in ARGS_FIELDS},
     )
 
 
-def events_from_dicts(entries: list) -> list[TraceEvent]:
+def events_from_dicts(entries: list) -> list[SimpleNamespace]:
     """Trace events from generically parsed JSON; entries that are not objects are skipped."""
     return [
-        TraceEvent(
-            entry.get("ph"),
-            entry.get("cat"),
-            entry.get("name", ""),
-            entry.get("tid", 0),
-            entry.get("ts", 0),
-            entry.get("dur", 0),
-            _args_from_dict(entry.get("args")),
+        SimpleNamespace(
+            args=_args_from_dict(entry.get("args")),
+            **{attribute: entry.get(key, default) for attribute, key, default in EVENT_FIELDS},
         )
         for entry in entries
         if isinstance(entry, dict)
     ]
 
 
+def _struct_fields(fields: tuple) -> list[tuple]:
+    return [
+        (attribute, Any, msgspec.field(default=default, name=key))
+        for attribute, key, default in fields
+    ]
+
+
 if msgspec is not None:
-
-    class _Args(msgspec.Struct):
-        external_id: Any = msgspec.field(default=0, name="External id")
-        correlation: Any = None
-        # Raw cannot be part of a union: an empty Raw stands for "no Input Dims".
-        input_dims: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")
-        device_type: Any = msgspec.field(default=0, name="Device Type")
-        nbytes: Any = msgspec.field(default=0, name="Bytes")
-
-    class _Event(msgspec.Struct):
-        ph: Any = None
-        cat: Any = None
-        name: Any = ""
-        tid: Any = 0
-        ts: Any = 0
-        dur: Any = 0
-        args: _Args | None = None
+    # gc=False: these never hold cycles, so the collector need not track 100k of them.
+    # Raw cannot be part of a union: an empty Raw stands for "no Input Dims".
+    _dims = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")
+    _Args = msgspec.defstruct(
+        "_Args", [*_struct_fields(ARGS_FIELDS), ("input_dims", msgspec.Raw, _dims)], gc=False
+    )
+    _Event = msgspec.defstruct(
+        "_Event",
+        [*_struct_fields(EVENT_FIELDS), ("args", _Args | None, None)],  # type: ignore[operator]
+        gc=False,
+    )
 
     class _Trace(msgspec.Struct):
-        traceEvents: list[_Event] | None = None  # noqa: N815 - the trace's own key
+        traceEvents: list[_Event] | None = None  # type: ignore[valid-type]  # noqa: N815
         record_shapes: Any = None
         host_name: Any = None
 
