@@ -141,3 +141,13 @@ def test_cached_sort_orders_agree_with_the_reference_sort_with_ties_and_missing(
     view.extend([make_row("late", [], 9, 9.0)])
     view.set_sort(Sort("cpu", True))
     assert view.rows[view.visible[0]]["operator"] == "late"  # orders are rebuilt for new rows
+
+
+def test_set_filter_says_whether_the_visible_rows_changed():
+    view = RowView(sample_rows())
+    assert view.set_filter("mm") is True
+    assert view.set_filter("mm ") is False  # same rows: the table needs no repaint
+    assert view.set_filter("") is True
+    with pytest.raises(FilterError):
+        view.set_filter("[8,")
+    assert view.visible == list(range(len(view.rows)))

@@ -383,8 +383,13 @@ class RowView:
         self.selected.clear()
         self.refresh()
 
-    def set_filter(self, text: str) -> None:
-        """Apply ``text``; on FilterError the previous filter is dropped (all rows show)."""
+    def set_filter(self, text: str) -> bool:
+        """Apply ``text``; on FilterError the previous filter is dropped (all rows show).
+
+        Returns whether the visible rows changed: typing through an unfinished term, or a
+        word that matches the same rows, leaves the table as it is and needs no repaint.
+        """
+        before = self.visible
         try:
             self.filter = parse_filter(text)
         except FilterError:
@@ -392,6 +397,7 @@ class RowView:
             self.refresh()
             raise
         self.refresh()
+        return self.visible != before
 
     def set_sort(self, sort: Sort) -> None:
         self.sort = sort

@@ -22,6 +22,10 @@ def visible_names(app):
     return [app.view.rows[i]["operator"] for i in app.view.visible]
 
 
+def style_of(strip):
+    return next(iter(strip)).style
+
+
 def status_text(app):
     return str(app.query_one(StatusBar).render())
 
@@ -349,3 +353,19 @@ async def test_command_palette_offers_every_applicable_action(wait):
             assert any(title.startswith(f"{name}: ") for title in titles), name
         assert not any(title.startswith("Cancel: ") for title in titles)  # nothing runs
         assert not any(title.startswith("Trace: ") for title in titles)  # no trace here
+
+
+async def test_painted_lines_follow_selection_and_cursor(wait):
+    """Lines are cached per row and state: a selection or cursor move must still show."""
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        table = app.table
+        first = table.render_line(1)
+        assert "●" not in first.text
+        await pilot.press("space")
+        assert table.render_line(1).text.startswith("●")
+        assert style_of(table.render_line(1)) != style_of(table.render_line(2))  # the cursor
+        await pilot.press("down")
+        assert table.render_line(1).text.startswith("●")  # selected, no longer the cursor
+        assert style_of(table.render_line(1)) != style_of(first)  # the selected style

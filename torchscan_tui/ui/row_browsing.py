@@ -20,12 +20,15 @@ class RowBrowsing:
         if event.input.id != FILTER_INPUT:
             return
         bar = self.query_one(FilterBar)
+        shown = self.view.visible
         try:
-            self.view.set_filter(event.value)
+            changed = self.view.set_filter(event.value)
             bar.show_error("")
         except FilterError as exc:
+            changed = self.view.visible != shown
             bar.show_error(f"{exc} (showing all rows)")
-        self.table.view_changed()
+        if changed:
+            self.table.view_changed()
         self._render_status()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:

@@ -62,6 +62,7 @@ MOVEMENT_BINDINGS = [
     Binding("home", "jump(0)", "First", show=False),
     Binding("end", "jump(-1)", "Last", show=False),
 ]
+LINE_CACHE_SIZE = 4000
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
 
 
@@ -143,20 +144,28 @@ class OperatorTable(ScrollView, can_focus=True):
         self._cells: dict[int, dict] = {}
         self._last_highlight: tuple[int, int | None] | None = None
         self._line_styles: dict[tuple[str, bool], tuple[Style, Style, Style]] = {}
+        # Painted lines by (row id, cursor/selected state, width, focus): frames that only
+        # move the cursor or follow another widget's change reuse them.
+        self._lines: dict[tuple, Strip] = {}
 
     # Attributes down ------------------------------------------------------------------
+
+    def _forget_rendering(self) -> None:
+        """Drop cached cells and lines (rows replaced, share column or styles changed)."""
+        self._cells.clear()
+        self._lines.clear()
 
     def view_changed(self, *, rows_replaced: bool = False) -> None:
         """The view's rows, filter or sort changed: resize, clamp the cursor, repaint."""
         if rows_replaced:
-            self._cells.clear()
+            self._forget_rendering()
         self.virtual_size = Size(self.scrollable_content_region.width, len(self.view.visible) + 1)
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
         self.refresh()
 
     def set_share(self, field: str, total: float | None) -> None:
         self.share_field, self.share_total = field, total
-        self._cells.clear()
+        self._forget_rendering()
         self.refresh()
 
     @property
@@ -243,6 +252,7 @@ class OperatorTable(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         self._line_styles.clear()
+        self._lines.clear()
         super().notify_style_update()
 
     def _styles_for(self, state: str) -> tuple[Style, Style, Style]:
@@ -269,9 +279,20 @@ class OperatorTable(ScrollView, can_focus=True):
         if row is None:
             return Strip.blank(width, self.rich_style)
         row_id = self.view.visible[position]
-        cells = self._cells_for(row_id, row)
         selected = row_id in self.view.selected
         state = "cursor" if position == self.cursor else ("selected" if selected else "plain")
+        key = (row_id, state, selected, width, self.has_focus)
+        strip = self._lines.get(key)
+        if strip is None:
+            if len(self._lines) > LINE_CACHE_SIZE:
+                self._lines.clear()
+            strip = self._lines[key] = self._row_strip(row_id, row, layout, width, state, selected)
+        return strip
+
+    def _row_strip(
+        self, row_id: int, row: dict, layout, width: int, state: str, selected: bool
+    ) -> Strip:
+        cells = self._cells_for(row_id, row)
         base, missing, bar = self._styles_for(state)
         segments: list[Segment] = []
         for index, (column, column_width) in enumerate(layout):
