@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import time
 from collections.abc import Callable
@@ -34,3 +35,13 @@ def report(title: str, base: list[float], mine: list[float], target: str) -> flo
     print(line("ours", mine))
     print(f"  ratio     {ratio:.3f}   target {target}")
     return ratio
+
+
+def benchmark_args(size: str | None = None, repeats: int = 3) -> argparse.Namespace:
+    """The options every benchmark takes: ``--repeats`` and, if it has one, its input
+    size (``--rows`` or ``--events``, 100,000 by default)."""
+    parser = argparse.ArgumentParser()
+    if size is not None:
+        parser.add_argument(f"--{size}", type=int, default=100_000)
+    parser.add_argument("--repeats", type=int, default=repeats)
+    return parser.parse_args()

@@ -11,8 +11,6 @@ self CPU time and net bytes, or the benchmark fails.
 
 from __future__ import annotations
 
-import argparse
-
 import torch
 from torch.autograd.profiler import profile as autograd_profile
 from torch.profiler import ProfilerActivity, profile, record_function
@@ -21,7 +19,7 @@ from torchscan_tui.aggregate import aggregate_events
 from torchscan_tui.gcpause import gc_paused
 from torchscan_tui.profiling import extract_raw_events
 
-from ._timing import interleaved, report
+from ._timing import benchmark_args, interleaved, report
 
 
 def make_profile(target_events: int):
@@ -69,10 +67,7 @@ def check_agreement(prof) -> int:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = benchmark_args("events")
     prof = make_profile(args.events)
     events = len(prof.profiler.kineto_results.events())
     groups = check_agreement(prof)

@@ -12,7 +12,6 @@ the process's memory maps are checked for libtorch.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 import tempfile
@@ -22,7 +21,7 @@ from pathlib import Path
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
 from ._terminal import Terminal
-from ._timing import report
+from ._timing import benchmark_args, report
 from .table import synthetic_rows
 
 MINIMAL_APP = """
@@ -74,10 +73,7 @@ def peak_rss_mib(pid: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = benchmark_args("rows")
     rows = synthetic_rows(args.rows)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "report.json"

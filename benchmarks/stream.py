@@ -12,7 +12,6 @@ The parent checks it got every row, equal to what was sent.
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -20,7 +19,7 @@ from torchscan_tui import protocol
 from torchscan_tui.protocol import ChannelWriter, read_messages
 from torchscan_tui.worker import send_report
 
-from ._timing import report
+from ._timing import benchmark_args, report
 from .table import synthetic_rows
 
 
@@ -56,10 +55,7 @@ def stream_once(rows: list[dict], use_msgspec: bool) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = benchmark_args("rows", repeats=5)
     rows = synthetic_rows(args.rows)
     size = len(protocol.encode({"type": "rows", "rows": rows})) / 2**20
     print(f"{args.rows:,} rows, {size:.1f} MiB of JSON on the channel")

@@ -11,7 +11,6 @@ typing a filter character by character into the filter box, and pressing sort ke
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import time
@@ -26,6 +25,7 @@ from torchscan_tui.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 
 from ._frames import FrameClock, note_calls
+from ._timing import benchmark_args
 
 OPS = ["aten::addmm", "aten::mm", "aten::relu", "aten::cat", "aten::sum", "aten::conv2d"]
 
@@ -162,10 +162,7 @@ def line(name, samples):
 
 
 async def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = benchmark_args("rows")
     rows = synthetic_rows(args.rows)
     text = "[4, *]"
     stock_load, stock_key, our_load, our_key, our_sort, our_changing = [], [], [], [], [], []

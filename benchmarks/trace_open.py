@@ -9,22 +9,18 @@ Baseline: ``json.load`` of the same file alone, the least any reader must do. Ou
 
 from __future__ import annotations
 
-import argparse
 import json
 import tempfile
 from pathlib import Path
 
 from torchscan_tui.trace_import import open_profile
 
-from ._timing import interleaved, report
+from ._timing import benchmark_args, interleaved, report
 from .aggregation import make_profile
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--repeats", type=int, default=3)
-    args = parser.parse_args()
+    args = benchmark_args("events")
     prof = make_profile(args.events)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "trace.json"

@@ -4,7 +4,8 @@ A 100k-event trace is ~40 MiB of JSON of which grouping needs a tenth: phase, ca
 name, thread, start, duration and five ``args``. With msgspec installed, the file decodes
 straight into typed structs that skip every other field without building it, and keep
 ``Input Dims`` as undecoded JSON bytes: equal shapes are equal bytes, so grouping keys on
-them and only one list per group is ever built. That is ~3x faster than a generic parse.
+them and only one list per group is ever built: 0.1-0.2 s for a 40 MiB trace where
+json.load takes 1-3 s here.
 Without msgspec (the engine is also used where it is not installed), or for a file whose
 events are not all JSON objects, the stdlib parser fills the same structures.
 
