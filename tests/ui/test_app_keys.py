@@ -369,3 +369,14 @@ async def test_painted_lines_follow_selection_and_cursor(wait):
         await pilot.press("down")
         assert table.render_line(1).text.startswith("●")  # selected, no longer the cursor
         assert style_of(table.render_line(1)) != style_of(first)  # the selected style
+
+
+async def test_a_filter_longer_than_the_box_scrolls_to_the_cursor(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(60, 24)) as pilot:
+        await wait(pilot)
+        await pilot.press("slash", *("mm " * 30), "x")
+        await pilot.pause()
+        box = app.query_one("#filter-input", Input)
+        assert box.cursor_position == 91 and box.scroll_x == box.max_scroll_x > 0
+        assert box.render_line(0).text.rstrip().endswith("mm x")
