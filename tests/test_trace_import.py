@@ -16,7 +16,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 from torchscan_tui import jsonio, trace_decode
 from torchscan_tui.progress_line import ProgressLine
-from torchscan_tui.report import ReportError
+from torchscan_tui.report import ReportError, save_report
 from torchscan_tui.trace_decode import DecodedTrace, decode_trace
 from torchscan_tui.trace_import import open_profile
 
@@ -201,3 +201,12 @@ def test_progress_line_is_silent_when_stderr_is_not_a_terminal():
     with ProgressLine("t.json", stream) as progress:
         progress("reading", 0.5)
     assert stream.getvalue() == ""
+
+
+def test_opening_a_report_reports_reading_then_parsing(tmp_path):
+    report, _ = open_profile(DATA / "cpu_trace.json")
+    save_report(report, tmp_path / "report.json")
+    heard: list[tuple[str, float]] = []
+    reopened, _ = open_profile(tmp_path / "report.json", lambda *step: heard.append(step))
+    assert [stage for stage, _ in heard][-2:] == ["parsing", "parsing"] and heard[-1][1] == 1.0
+    assert reopened["operators"] == report["operators"]

@@ -186,7 +186,9 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
         data = read_file(source, progress)
         try:
             if looks_like_report(data):
+                progress("parsing", 0.0)
                 document = decode_json(data)
+                progress("parsing", 1.0)
             else:
                 document = decode_trace(data, progress)
         except ValueError as exc:
