@@ -403,6 +403,10 @@ class RowView:
         self.sort = sort
         self.refresh()
 
+    def visible_rows(self) -> list[dict]:
+        """The rows shown, in view order."""
+        return [self.rows[i] for i in self.visible]
+
     def row_at(self, position: int) -> dict | None:
         if 0 <= position < len(self.visible):
             return self.rows[self.visible[position]]

@@ -20,6 +20,11 @@ TOP_BARS = 12
 FIELD_LABELS = {"cpu_self_seconds": "CPU self time", "device_self_seconds": "device self time"}
 
 
+def chart_fields(keys: dict[str, str]) -> dict[str, tuple[str, str]]:
+    """A chart's keys as the chart screen takes them: key -> (label, field)."""
+    return {key: (FIELD_LABELS[name], name) for key, name in keys.items()}
+
+
 @dataclass(frozen=True)
 class Share:
     """One bar: an operator (or the rest) and its part of the total self time."""

@@ -29,7 +29,7 @@ from ..report import save_report
 from ..rows import RowView, has_device_time
 from ..run_state import RunState
 from ..session import RunConfig, RunFinished
-from ..shares import FIELD_LABELS, time_shares
+from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .row_browsing import RowBrowsing
 from .screens.chart_screen import ChartScreen
@@ -49,7 +49,6 @@ MAX_EVENTS_PER_TICK = 5000
 QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
-SORT_KEYS_BY_LETTER = {"c": "cpu_self_seconds", "g": "device_self_seconds"}
 
 
 class TorchscanApp(RowBrowsing, App[None]):
@@ -299,8 +298,8 @@ class TorchscanApp(RowBrowsing, App[None]):
 
     def action_chart(self) -> None:
         """Bars of the shown rows' self time per operator (the filter applies)."""
-        rows = [self.view.rows[i] for i in self.view.visible]
-        fields = {key: (FIELD_LABELS[name], name) for key, name in SORT_KEYS_BY_LETTER.items()}
+        rows = self.view.visible_rows()
+        fields = chart_fields({"c": SORT_KEYS["cpu"], "g": SORT_KEYS["device"]})
 
         def draw(field_name: str, width: int) -> RenderableType:
             return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width)

@@ -20,7 +20,7 @@ from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from ..export import export_rows, format_for
 from ..formatting import format_seconds
 from ..rows import RowView, Sort
-from ..shares import FIELD_LABELS, delta_bars
+from ..shares import FIELD_LABELS, chart_fields, delta_bars
 from ..text import neutralise_controls
 from .row_browsing import RowBrowsing
 from .screens.chart_screen import ChartScreen
@@ -41,9 +41,6 @@ COMPARE_KEYS = [
     ("q", "quit"),
     ("new / gone", "the row exists only after / only before"),
 ]
-
-
-DELTA_FIELDS = {name: (label, name) for name, label in FIELD_LABELS.items()}
 
 
 class CompareApp(RowBrowsing, App[None]):
@@ -131,8 +128,8 @@ class CompareApp(RowBrowsing, App[None]):
 
     def action_chart(self) -> None:
         """Diverging bars of the shown compare rows that moved most."""
-        rows = [self.view.rows[i] for i in self.view.visible]
-        fields = {"d": DELTA_FIELDS["cpu_self_seconds"], "g": DELTA_FIELDS["device_self_seconds"]}
+        rows = self.view.visible_rows()
+        fields = chart_fields({"d": "cpu_self_seconds", "g": "device_self_seconds"})
 
         def draw(field_name: str, width: int) -> RenderableType:
             return delta_chart(delta_bars(rows, field_name), FIELD_LABELS[field_name], width)

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ...run_state import PHASE_LABELS
 from ...text import neutralise_controls
+from .one_line import OneLine
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
 
 
-class RunHeader(Static):
+class RunHeader(OneLine):
     """Rendered from attributes the app sets with :meth:`show`."""
-
-    _shown: Text | None = None
 
     def show(
         self, title: str, device: str, phase: str, elapsed: float | None, running: bool, tick: int
@@ -29,6 +27,4 @@ class RunHeader(Static):
         text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
         if elapsed is not None:
             text.append(f"  {elapsed:.1f} s", style="dim")
-        if text != self._shown:
-            self._shown = text
-            self.update(text, layout=False)  # one fixed line: never a new layout
+        self.show_text(text)

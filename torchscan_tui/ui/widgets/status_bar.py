@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ...text import neutralise_controls
+from .one_line import OneLine
 
 
-class StatusBar(Static):
-    _shown: Text | None = None
-
+class StatusBar(OneLine):
     def show(
         self,
         shown: int,
@@ -35,8 +33,4 @@ class StatusBar(Static):
         text.append(f" · limit {row_limit if row_limit is not None else 'none'}")
         if message:
             text.append(f" · {neutralise_controls(message)}", style="italic")
-        if text != self._shown:
-            # One fixed line: a new text never changes the layout, so skip relayout (which
-            # costs the whole screen ~15 ms at 100k rows, on every keystroke).
-            self._shown = text
-            self.update(text, layout=False)
+        self.show_text(text)
