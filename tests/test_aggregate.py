@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from torchscan_tui.aggregate import RawEvent, aggregate_events
+from torchscan_tui.aggregate import aggregate_events
+from torchscan_tui.events import RawEvent
 from torchscan_tui.profiling import extract_raw_events
 
 

@@ -14,58 +14,31 @@ post-processing time goes. The rules copied from ``torch.autograd.profiler`` are
   the parent's only child is folded into it (``_remove_dup_nodes``);
 * self time is duration minus the children's durations; self memory likewise.
 
-Because it takes plain :class:`RawEvent` tuples it is tested with recorded events, which is
-how the CUDA paths are exercised on a machine without a GPU.
+It works on :class:`~torchscan_tui.events.EventColumns`, and takes plain
+:class:`~torchscan_tui.events.RawEvent` tuples too, so it is tested with recorded events,
+which is how the CUDA paths are exercised on a machine without a GPU.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from itertools import compress, repeat
+from operator import eq, neg
 
-MEMORY_EVENT_NAME = "[memory]"
-OUT_OF_MEMORY_EVENT_NAME = "[OutOfMemory]"
-FILTERED_NAMES = frozenset(
-    {
-        MEMORY_EVENT_NAME,
-        OUT_OF_MEMORY_EVENT_NAME,
-        "profiler::_record_function_enter",
-        "profiler::_record_function_enter_new",
-        "profiler::_record_function_exit",
-        "aten::is_leaf",
-        "aten::output_nr",
-        "aten::_version",
-    }
-)
+from .events import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME, EventColumns, RawEvent
+
 CPU_MEMORY_DEVICES = frozenset({"CPU", "MKLDNN", "IDEEP"})
 KERNEL_DEVICES = frozenset({"CUDA", "PrivateUse1", "XPU"})
-_PROFILER_STEP = re.compile(r"^ProfilerStep#")
+_PROFILER_STEP = "ProfilerStep#"
+_PROFILER_STEP_ROW = "ProfilerStep*"
 
 KIND_OPERATOR = "operator"
 KIND_RUNTIME = "runtime"
 KIND_ANNOTATION = "annotation"
 KIND_MEMORY = "memory"
-
-
-class RawEvent(NamedTuple):
-    """The fields of one Kineto event that grouping needs."""
-
-    name: str
-    device_type: str  # "CPU", "CUDA", ... (DeviceType member name)
-    is_async: bool  # async, or started and ended on different threads
-    thread: int
-    start_ns: int
-    end_ns: int
-    correlation_id: int
-    linked_correlation_id: int
-    shapes: list
-    is_user_annotation: bool = False
-    activity_type: str = ""
-    nbytes: int = 0
-    hidden: bool = False
 
 
 @dataclass
@@ -92,21 +65,12 @@ class Aggregation:
     threads: int
 
 
-def _is_runtime(event: RawEvent) -> bool:
-    activity = event.activity_type
-    return (
-        event.linked_correlation_id > 0
-        or activity.endswith("_runtime")
-        or activity.endswith("_driver")
-    )
-
-
-def _kind(event: RawEvent) -> str:
-    if event.name == MEMORY_EVENT_NAME or event.name == OUT_OF_MEMORY_EVENT_NAME:
+def _kind(name: str, annotation: bool, linked_id: int, activity: str) -> str:
+    if name == MEMORY_EVENT_NAME or name == OUT_OF_MEMORY_EVENT_NAME:
         return KIND_MEMORY
-    if event.is_user_annotation:
+    if annotation:
         return KIND_ANNOTATION
-    if _is_runtime(event):
+    if linked_id > 0 or activity.endswith("_runtime") or activity.endswith("_driver"):
         return KIND_RUNTIME
     return KIND_OPERATOR
 
@@ -125,28 +89,29 @@ class _MemoryIndex:
             self.prefix.append(running)
         self._cover = [0] * (len(ordered) + 1)
 
-    def attribute(
-        self, events: Sequence[RawEvent], starts: list[int], ends: list[int]
-    ) -> list[int]:
+    def attribute(self, devices: list[str], starts: list[int], ends: list[int]) -> list[int]:
         """CPU bytes each CPU event's interval holds (0 for other events).
 
         Also notes which records some interval held, for :meth:`unattributed`.
         """
         if not self.records:
-            return [0] * len(events)
+            return [0] * len(devices)
         memory_starts, prefix, cover = self.starts, self.prefix, self._cover
-        held = []
-        for event, start, end in zip(events, starts, ends, strict=True):
-            if event.device_type != "CPU":
-                held.append(0)
-                continue
-            low = bisect_left(memory_starts, start)
-            high = bisect_right(memory_starts, end, low)
-            if high > low:
-                cover[low] += 1
-                cover[high] -= 1
-            held.append(prefix[high] - prefix[low])
-        return held
+        # map() over the C bisect functions: no Python frame per event.
+        lows = list(map(bisect_left, repeat(memory_starts), starts))
+        highs = list(map(bisect_right, repeat(memory_starts), ends))
+        spans = [
+            (low, high)
+            for device, low, high in zip(devices, lows, highs, strict=True)
+            if high > low and device == "CPU"
+        ]
+        for low, high in spans:
+            cover[low] += 1
+            cover[high] -= 1
+        return [
+            prefix[high] - prefix[low] if high > low and device == "CPU" else 0
+            for device, low, high in zip(devices, lows, highs, strict=True)
+        ]
 
     def unattributed(self) -> list[RawEvent]:
         """Records no CPU event's interval held: torch lists them as top-level rows."""
@@ -159,151 +124,230 @@ class _MemoryIndex:
         return loose
 
 
-def aggregate_events(events: Sequence[RawEvent]) -> Aggregation:
+def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     """Group events by (name, input shapes) exactly as ``key_averages`` would.
 
     Written as passes over parallel lists rather than per-event objects: this runs over
     hundreds of thousands of events and every attribute lookup in the loops counts.
     """
-    memory = _MemoryIndex([event for event in events if event.name == MEMORY_EVENT_NAME])
-    out_of_memory = [event for event in events if event.name == OUT_OF_MEMORY_EVENT_NAME]
-    kept = [event for event in events if event.name not in FILTERED_NAMES and not event.hidden]
-
-    names: list[str] = []
-    threads: list[int] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    synchronous_cpu: list[bool] = []
-    keys: list[tuple] = []
-    for name, device, is_async, thread, start, end, _, _, shapes, annotation, *_ in kept:
-        if name[:1] == "P":
-            name = _PROFILER_STEP.sub("ProfilerStep*", name)
-        names.append(name)
-        threads.append(thread)
-        starts.append(start)
-        ends.append(end)
-        synchronous_cpu.append(device == "CPU" and not is_async)
-        shape_key = shapes if type(shapes) is bytes else str(shapes)
-        keys.append((name, device, annotation, shape_key))
-    cpu_memory = memory.attribute(kept, starts, ends)
+    columns = events if isinstance(events, EventColumns) else EventColumns.from_events(events)
+    devices = list(columns.devices)
+    names = columns.names
+    steps = {name for name in set(names) if name.startswith(_PROFILER_STEP)}
+    if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
+        names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
+    else:
+        names = list(names)
+    threads = list(columns.threads)
+    starts = list(columns.starts)
+    ends = list(columns.ends)
+    annotations = list(columns.annotations)
+    shapes = list(columns.shapes)
+    synchronous_cpu = [
+        device == "CPU" and not is_async
+        for device, is_async in zip(devices, columns.asynchronous, strict=True)
+    ]
+    memory = _MemoryIndex([r for r in columns.memory if r.name == MEMORY_EVENT_NAME])
+    cpu_memory = memory.attribute(devices, starts, ends)
 
     # Runtime events join the thread of the op that caused them; kernels add device time.
-    kernels_ns: list[int] = [0] * len(kept)
+    kept = len(names)
+    kernels_ns: list[int] = [0] * kept
+    linked_ids = columns.linked_ids
     op_index = {
-        event.correlation_id: index
-        for index, event in enumerate(kept)
-        if synchronous_cpu[index] and event.linked_correlation_id == 0
+        correlation_id: index
+        for index, (correlation_id, synchronous, linked) in enumerate(
+            zip(columns.correlation_ids, synchronous_cpu, linked_ids, strict=True)
+        )
+        if synchronous and linked == 0
     }
-    device_event_count = 0
-    for index, event in enumerate(kept):
-        linked = event.linked_correlation_id
-        if event.device_type in KERNEL_DEVICES:
-            device_event_count += 1
-        if linked <= 0 or linked not in op_index:
-            continue
-        if event.device_type in KERNEL_DEVICES:
-            kernels_ns[op_index[linked]] += ends[index] - starts[index]
-        elif event.device_type == "CPU":
-            threads[index] = threads[op_index[linked]]
+    device_event_count = sum(device in KERNEL_DEVICES for device in devices)
+    for index in [i for i, linked in enumerate(linked_ids) if linked > 0 and linked in op_index]:
+        op = op_index[linked_ids[index]]
+        if devices[index] in KERNEL_DEVICES:
+            kernels_ns[op] += ends[index] - starts[index]
+        elif devices[index] == "CPU":
+            threads[index] = threads[op]
 
-    nodes = list(kept)
-    for record in memory.unattributed() + out_of_memory:
-        nodes.append(record._replace(end_ns=record.start_ns, is_async=False, shapes=[]))
+    loose = memory.unattributed() + [
+        r for r in columns.memory if r.name == OUT_OF_MEMORY_EVENT_NAME
+    ]
+    for record in loose:
         names.append(record.name)
-        keys.append((record.name, record.device_type, False, "[]"))
+        devices.append(record.device_type)
         threads.append(record.thread)
         starts.append(record.start_ns)
         ends.append(record.start_ns)
+        annotations.append(False)
+        shapes.append([])
         cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
         synchronous_cpu.append(True)
         kernels_ns.append(0)
 
-    count = len(nodes)
+    count = len(names)
     # torch sorts globally by (start, -end), then stably by thread: one stable sort does both.
-    sort_keys = list(zip(starts, [-end for end in ends], strict=True))
-    order = sorted(range(count), key=sort_keys.__getitem__)
-    parent: list[int] = [-1] * count
-    children: list[list[int]] = [[] for _ in range(count)]
+    order = sorted(range(count), key=list(zip(starts, map(neg, ends), strict=True)).__getitem__)
+    nested = sorted([i for i in order if synchronous_cpu[i]], key=threads.__getitem__)
+    parent = _nest(nested, threads, starts, ends)
+    alive = _fold_duplicate_nodes(order, nested, names, parent, kernels_ns)
+
+    # Self time and self memory: each live child's totals come off its parent's.
+    durations = [end - start for start, end in zip(starts, ends, strict=True)]
+    children_ns = [0] * count
+    children_bytes = [0] * count
+    for up, living, duration, held in zip(parent, alive, durations, cpu_memory, strict=True):
+        if up >= 0 and living:
+            children_ns[up] += duration
+            children_bytes[up] += held
+
+    # A caller is the nearest enclosing user annotation; parents come before children.
+    callers: list[str | None] = [None] * count
+    for index in nested:
+        up = parent[index]
+        if up >= 0 and alive[index]:
+            callers[index] = names[up] if annotations[up] else callers[up]
+
+    groups = _groups(
+        [i for i in order if alive[i] and devices[i] == "CPU"],
+        names,
+        shapes,
+        annotations,
+        columns,
+        kept,
+        synchronous_cpu,
+        [d - c for d, c in zip(durations, children_ns, strict=True)],
+        [b - c for b, c in zip(cpu_memory, children_bytes, strict=True)],
+        kernels_ns,
+        callers,
+    )
+    return Aggregation(
+        groups=groups,
+        event_count=columns.event_count,
+        device_event_count=device_event_count,
+        threads=len(set(threads)),
+    )
+
+
+def _nest(nested: list[int], threads: list[int], starts: list[int], ends: list[int]) -> list[int]:
+    """Each event's parent (-1 for none): the innermost event on its thread holding it.
+
+    ``nested`` lists the synchronous CPU events by thread, then by (start, -end).
+    """
+    parent = [-1] * len(threads)
     stack: list[int] = []
     current_thread = None
-    for index in sorted((i for i in order if synchronous_cpu[i]), key=threads.__getitem__):
-        if threads[index] != current_thread:
-            current_thread, stack = threads[index], []
-        start, end = starts[index], ends[index]
+    for index, thread, start, end in zip(
+        nested,
+        map(threads.__getitem__, nested),
+        map(starts.__getitem__, nested),
+        map(ends.__getitem__, nested),
+        strict=True,
+    ):
+        if thread != current_thread:
+            current_thread, stack = thread, []
         while stack:
             top_end = ends[stack[-1]]
             if start >= top_end or end > top_end:
                 stack.pop()
             else:
                 parent[index] = stack[-1]
-                children[stack[-1]].append(index)
                 break
         stack.append(index)
+    return parent
 
-    alive = _fold_duplicate_nodes(order, names, parent, children, kernels_ns)
 
-    # Self time and self memory: each live child's totals come off its parent's.
-    children_ns = [0] * count
-    children_bytes = [0] * count
-    for index in range(count):
-        up = parent[index]
-        if up >= 0 and alive[index]:
-            children_ns[up] += ends[index] - starts[index]
-            children_bytes[up] += cpu_memory[index]
+def _groups(
+    indices: list[int],
+    names: list[str],
+    shapes: list,
+    annotations: list[bool],
+    columns: EventColumns,
+    kept: int,
+    synchronous_cpu: list[bool],
+    self_ns: list[int],
+    self_bytes: list[int],
+    kernels_ns: list[int],
+    callers: list[str | None],
+) -> list[Group]:
+    """The CPU groups of the live events in ``indices`` (in order of first appearance).
 
-    callers: list[str | None] = [None] * count
-    groups: dict[tuple, Group] = {}
-    for index in order:
-        if not alive[index]:
-            continue
-        node = nodes[index]
-        up = parent[index]
-        if up >= 0:
-            callers[index] = names[up] if nodes[up].is_user_annotation else callers[up]
-        key = keys[index]
-        group = groups.get(key)
-        if group is None:
-            group = groups[key] = Group(names[index], node.shapes, _kind(node))
-        group.calls += 1
-        if key[1] != "CPU":
-            continue
-        if synchronous_cpu[index]:
-            group.cpu_self_ns += ends[index] - starts[index] - children_ns[index]
-            group.cpu_net_bytes += cpu_memory[index] - children_bytes[index]
-            group.device_self_ns += kernels_ns[index]
-        caller = callers[index]
-        if caller is not None:
-            group.callers[caller] = group.callers.get(caller, 0) + 1
-
-    cpu_groups = [group for key, group in groups.items() if key[1] == "CPU"]
-    return Aggregation(
-        groups=cpu_groups,
-        event_count=len(events),
-        device_event_count=device_event_count,
-        threads=len(set(threads)),
+    Each event gets a group number first, then every total is a pass over those numbers.
+    """
+    keys = zip(
+        map(names.__getitem__, indices),
+        map(annotations.__getitem__, indices),
+        [
+            shape if type(shape) is bytes else str(shape)
+            for shape in map(shapes.__getitem__, indices)
+        ],
+        strict=True,
     )
+    numbers: dict[tuple, int] = {}
+    ids = [numbers.setdefault(key, len(numbers)) for key in keys]
+    first_index = dict(zip(reversed(ids), reversed(indices), strict=True))
+    groups = []
+    for (name, annotation, _), number in numbers.items():
+        index = first_index[number]
+        linked, activity = (
+            (columns.linked_ids[index], columns.activities[index]) if index < kept else (0, "")
+        )
+        groups.append(Group(name, shapes[index], _kind(name, annotation, linked, activity)))
+    for number, calls in Counter(ids).items():
+        groups[number].calls = calls
+
+    timed = list(compress(indices, map(synchronous_cpu.__getitem__, indices)))
+    timed_ids = list(compress(ids, map(synchronous_cpu.__getitem__, indices)))
+    for attribute, values in (
+        ("cpu_self_ns", self_ns),
+        ("cpu_net_bytes", self_bytes),
+        ("device_self_ns", kernels_ns),
+    ):
+        totals = [0] * len(groups)
+        for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
+            totals[number] += value
+        for group, total in zip(groups, totals, strict=True):
+            setattr(group, attribute, total)
+
+    pairs = Counter(zip(ids, map(callers.__getitem__, indices), strict=True))
+    for (number, caller), calls in pairs.items():
+        if caller is not None:
+            groups[number].callers[caller] = calls
+    return groups
 
 
 def _fold_duplicate_nodes(
     order: list[int],
+    nested: list[int],
     names: list[str],
     parent: list[int],
-    children: list[list[int]],
     kernels_ns: list[int],
 ) -> list[bool]:
     """torch's ``_remove_dup_nodes``: fold an only child that repeats its parent's name.
 
     The fold lifts the child's children and kernels into the parent, and repeats until
     nothing changes. Returns which nodes survive.
+
+    Only a node named as its parent can fold, and a fold keeps that true of exactly the
+    nodes it was true of (the folded child's children move to a parent of the same
+    name), so the passes visit those nodes alone, in ``order`` as torch does.
     """
     alive = [True] * len(parent)
+    # The name comparison runs in C; only the same-name pairs reach Python.
+    same_name = set(compress(range(len(parent)), map(eq, names, map(names.__getitem__, parent))))
+    candidates = [index for index in order if index in same_name and parent[index] >= 0]
+    if not candidates:
+        return alive
+    involved = set(candidates).union(map(parent.__getitem__, candidates))
+    children: dict[int, list[int]] = {index: [] for index in involved}
+    for index in compress(nested, map(involved.__contains__, map(parent.__getitem__, nested))):
+        children[parent[index]].append(index)
     while True:
         removed = False
-        for index in order:
+        for index in candidates:
             if not alive[index]:
                 continue
             up = parent[index]
-            if up >= 0 and names[up] == names[index] and len(children[up]) == 1:
+            if len(children[up]) == 1:
                 children[up] = children[index]
                 kernels_ns[up] = kernels_ns[index]
                 for kid in children[index]:

@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from . import diagnostics as diag
-from .aggregate import RawEvent, aggregate_events
+from .aggregate import aggregate_events
+from .events import RawEvent
 from .gcpause import gc_paused
 from .ranking import build_rows, self_time_sums
 from .report import SCHEMA_NAME, SCHEMA_VERSION

@@ -12,10 +12,13 @@ net bytes.
 from __future__ import annotations
 
 import os
+from itertools import repeat
+from operator import add, attrgetter
 from pathlib import Path
 
 from . import diagnostics as diag
-from .aggregate import RawEvent, aggregate_events
+from .aggregate import aggregate_events
+from .events import FILTERED_NAMES, MEMORY_EVENT_NAME, EventColumns, RawEvent
 from .gcpause import gc_paused
 from .jsonio import Progress, decode_json, no_progress
 from .ranking import build_rows, self_time_sums
@@ -32,7 +35,11 @@ from .trace_decode import DecodedTrace, decode_trace
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
 SKIPPED_CATEGORIES = frozenset({"Trace", "ac2g", "python_function"})
 TRACE_SUFFIXES = (".json", ".json.gz")
+ANNOTATION_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
 NO_SHAPES = b"[]"
+_NAME, _CATEGORY, _TS, _DURATION, _ARGS, _THREAD = map(
+    attrgetter, ("name", "cat", "ts", "dur", "args", "tid")
+)
 
 
 def _thread(value: object) -> int:
@@ -42,54 +49,101 @@ def _thread(value: object) -> int:
     return int(digits) if digits else hash(value) & 0xFFFFFFFF
 
 
-def raw_events_from_trace(trace_events: list, source: str = "trace") -> list[RawEvent]:
+def _nanoseconds(microseconds: list) -> list[int]:
+    """Trace times (float microseconds) as integer nanoseconds; C calls only, per value."""
+    return list(map(round, map((1000.0).__mul__, microseconds)))
+
+
+def _memory_instants(trace_events: list) -> list[RawEvent]:
+    """The ``[memory]`` instants (allocations and frees) of decoded trace events."""
+    instants = [
+        entry for entry in trace_events if entry.ph == "i" and entry.name == MEMORY_EVENT_NAME
+    ]
+    args = list(map(_ARGS, instants))
+    times = _nanoseconds(list(map(_TS, instants)))
+    return list(
+        map(
+            RawEvent._make,
+            zip(
+                repeat(MEMORY_EVENT_NAME),
+                ["CPU" if a is None or a.device_type == 0 else "CUDA" for a in args],
+                repeat(False),
+                [_thread(tid) for tid in map(_THREAD, instants)],
+                times,
+                times,
+                repeat(0),
+                repeat(0),
+                repeat([]),  # never read: memory instants are not grouped by shape
+                repeat(False),
+                repeat(""),
+                [0 if a is None else int(a.nbytes or 0) for a in args],
+                repeat(False),
+            ),
+        )
+    )
+
+
+def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
     """The operator, annotation, runtime, kernel and memory events of decoded trace events.
 
-    ``Input Dims`` stay JSON bytes here: grouping keys on them as they are. Times become
-    integer nanoseconds. This loop runs once per event, so it builds tuples positionally.
+    Complete ("X") events become columns, one comprehension or ``map`` per field: this
+    runs over every event of the trace, so no per-event tuple or object is built.
+    ``Input Dims`` stay JSON bytes (grouping keys on them as they are); times become
+    integer nanoseconds.
     """
-    events: list[RawEvent] = []
-    append = events.append
-    make = RawEvent._make
-    annotations = ("user_annotation", "gpu_user_annotation")
     try:
-        for entry in trace_events:
-            phase, category, name = entry.ph, entry.cat or "", entry.name
-            args = entry.args
-            if phase == "i" and name == "[memory]":
-                device = "CPU" if args is None or args.device_type == 0 else "CUDA"
-                start = round((entry.ts or 0) * 1000)
-                nbytes = int(args.nbytes or 0) if args is not None else 0
-                thread = _thread(entry.tid)
-                append(make(("[memory]", device, False, thread, start, start, 0, 0, [],
-                             False, "", nbytes, False)))  # fmt: skip
-                continue
-            if phase != "X" or category in SKIPPED_CATEGORIES:
-                continue
-            start = round((entry.ts or 0) * 1000)
-            end = start + round((entry.dur or 0) * 1000)
-            on_device = category in DEVICE_CATEGORIES
-            external = correlation = 0
-            shapes = NO_SHAPES
-            if args is not None:
-                external = int(args.external_id or 0)
-                if not on_device and args.input_dims:
-                    shapes = bytes(args.input_dims)
-                    shapes = NO_SHAPES if shapes == b"null" else shapes
-                correlation = args.correlation
-            linked = external if (on_device or correlation is not None) else 0
-            correlation = int(correlation or 0) if linked else external
-            append(make((
-                name if type(name) is str else str(name), "CUDA" if on_device else "CPU", False,
-                _thread(entry.tid), start, end, correlation, linked, shapes,
-                category in annotations, category, 0, False,
-            )))  # fmt: skip
+        complete = [
+            entry
+            for entry in trace_events
+            if entry.ph == "X" and entry.cat not in SKIPPED_CATEGORIES
+        ]
+        memory = _memory_instants(trace_events)
+        read = len(complete) + len(memory)
+        names = list(map(_NAME, complete))
+        if set(map(type, names)) - {str}:
+            names = [name if type(name) is str else str(name) for name in names]
+        if not FILTERED_NAMES.isdisjoint(names):
+            kept = [(e, n) for e, n in zip(complete, names, strict=True) if n not in FILTERED_NAMES]
+            complete, names = [e for e, _ in kept], [n for _, n in kept]
+        categories = [category or "" for category in map(_CATEGORY, complete)]
+        on_device = [category in DEVICE_CATEGORIES for category in categories]
+        starts = _nanoseconds(list(map(_TS, complete)))
+        ends = list(map(add, starts, _nanoseconds(list(map(_DURATION, complete)))))
+        args = list(map(_ARGS, complete))
+        externals = [0 if a is None else int(a.external_id or 0) for a in args]
+        linked_ids = [
+            external if device or (a is not None and a.correlation is not None) else 0
+            for external, device, a in zip(externals, on_device, args, strict=True)
+        ]
+        correlation_ids = [
+            int(a.correlation or 0) if linked else external
+            for a, linked, external in zip(args, linked_ids, externals, strict=True)
+        ]
+        shapes = [
+            bytes(a.input_dims) if a is not None and a.input_dims and not device else NO_SHAPES
+            for a, device in zip(args, on_device, strict=True)
+        ]
+        threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
     except (TypeError, ValueError) as exc:
         raise ReportError(
             f"{source} has an event with a non-numeric time, id or size ({exc}): "
             "the trace is damaged"
         ) from None
-    return events
+    return EventColumns(
+        names=names,
+        devices=["CUDA" if device else "CPU" for device in on_device],
+        asynchronous=[False] * len(names),
+        threads=threads,
+        starts=starts,
+        ends=ends,
+        correlation_ids=correlation_ids,
+        linked_ids=linked_ids,
+        shapes=[NO_SHAPES if shape == b"null" else shape for shape in shapes],
+        annotations=[category in ANNOTATION_CATEGORIES for category in categories],
+        activities=categories,
+        memory=memory,
+        event_count=read,
+    )
 
 
 def _decoded_shapes(shapes: object) -> list:
@@ -102,8 +156,8 @@ def _decoded_shapes(shapes: object) -> list:
 
 def report_from_trace(trace: DecodedTrace, source: str) -> dict:
     """A report (the schema of :mod:`torchscan_tui.report`) from a decoded trace."""
-    events = raw_events_from_trace(trace.events, source)
-    if not events:
+    events = columns_from_trace(trace.events, source)
+    if not events.event_count:
         raise ReportError(f"{source} holds no profiler events: is it a torch.profiler trace?")
     aggregation = aggregate_events(events)
     for group in aggregation.groups:

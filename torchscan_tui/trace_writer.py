@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .aggregate import RawEvent
+from .events import RawEvent
 
 FALLBACK_NOTE = "written by torchscan-tui's fallback writer (torch's export was not valid JSON)"
 

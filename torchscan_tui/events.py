@@ -1,0 +1,88 @@
+"""The two forms profiler events take on their way to rows (pure Python: no torch).
+
+A :class:`RawEvent` is one event's fields, as read from the live Kineto results or a
+recorded test. :class:`EventColumns` holds the same fields as parallel lists, one entry per
+event, with the filtered-out names already dropped and the memory instants set apart: the
+form grouping works on. Grouping passes over every event several times; over columns each
+pass is a comprehension or a ``zip`` instead of attribute lookups on 100k objects, and a
+trace reader can fill the columns straight from its decoded events.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+MEMORY_EVENT_NAME = "[memory]"
+OUT_OF_MEMORY_EVENT_NAME = "[OutOfMemory]"
+MEMORY_NAMES = frozenset({MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME})
+FILTERED_NAMES = frozenset(
+    {
+        *MEMORY_NAMES,
+        "profiler::_record_function_enter",
+        "profiler::_record_function_enter_new",
+        "profiler::_record_function_exit",
+        "aten::is_leaf",
+        "aten::output_nr",
+        "aten::_version",
+    }
+)
+
+
+class RawEvent(NamedTuple):
+    """The fields of one Kineto event that grouping needs."""
+
+    name: str
+    device_type: str  # "CPU", "CUDA", ... (DeviceType member name)
+    is_async: bool  # async, or started and ended on different threads
+    thread: int
+    start_ns: int
+    end_ns: int
+    correlation_id: int
+    linked_correlation_id: int
+    shapes: list  # or the JSON bytes of the shapes, as a trace holds them
+    is_user_annotation: bool = False
+    activity_type: str = ""
+    nbytes: int = 0
+    hidden: bool = False
+
+
+@dataclass
+class EventColumns:
+    """The events grouping keeps, as parallel lists in the events' order.
+
+    ``memory`` holds the ``[memory]`` and ``[OutOfMemory]`` instants, which are not rows
+    of their own unless no operator holds them; ``event_count`` counts every event read,
+    the dropped ones included.
+    """
+
+    names: list[str]
+    devices: list[str]
+    asynchronous: list[bool]
+    threads: list[int]
+    starts: list[int]
+    ends: list[int]
+    correlation_ids: list[int]
+    linked_ids: list[int]
+    shapes: list
+    annotations: list[bool]
+    activities: list[str]
+    memory: list[RawEvent]
+    event_count: int
+
+    @classmethod
+    def from_events(cls, events: Sequence[RawEvent]) -> EventColumns:
+        """Columns of the events grouping keeps (utility and hidden events dropped)."""
+        kept = [event for event in events if event.name not in FILTERED_NAMES and not event.hidden]
+        columns = [list(column) for column in zip(*kept, strict=True)] or [
+            [] for _ in RawEvent._fields
+        ]
+        (names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
+         shapes, annotations, activities, _nbytes, _hidden) = columns  # fmt: skip
+        return cls(
+            names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
+            shapes, annotations, activities,
+            memory=[event for event in events if event.name in MEMORY_NAMES],
+            event_count=len(events),
+        )  # fmt: skip
