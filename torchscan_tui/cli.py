@@ -7,7 +7,6 @@ neither in this process, and the app is imported only when it is launched.
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import signal
 import sys
@@ -17,7 +16,7 @@ from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table
-from .gcpause import gc_paused
+from .gcpause import freeze_long_lived, gc_paused
 from .progress_line import ProgressLine
 from .report import ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
@@ -258,7 +257,7 @@ def _open_with_progress(path: str) -> tuple[dict, str]:
     """
     with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
         opened = open_profile(path, progress)
-        gc.freeze()
+        freeze_long_lived()
         return opened
 
 

@@ -42,3 +42,14 @@ class GcBurst:
             if self._was_enabled:
                 gc.enable()
             self._was_enabled = None
+
+
+def freeze_long_lived() -> None:
+    """Move every object alive now out of the collector's reach (``gc.freeze``).
+
+    For what lives as long as the app and holds no cycles: the rows of a run or a file.
+    Left tracked, 100k rows are a million objects that every full collection walks:
+    0.3 s at a time, a frozen screen in the middle of typing. Reference counting still
+    frees them when they go.
+    """
+    gc.freeze()

@@ -6,7 +6,7 @@ import csv
 import json
 import threading
 
-from replay import recorded_events, replay_source, sample_rows
+from replay import make_row, recorded_events, replay_source, sample_rows
 from textual.widgets import Input
 
 from torchscan_tui.sources import ReplaySource
@@ -14,6 +14,7 @@ from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
 from torchscan_tui.ui.screens.help_screen import HelpScreen
 from torchscan_tui.ui.widgets.detail_pane import DetailPane
+from torchscan_tui.ui.widgets.filter_bar import ERROR_DELAY_S
 from torchscan_tui.ui.widgets.log_pane import LogPane
 from torchscan_tui.ui.widgets.status_bar import StatusBar
 
@@ -63,19 +64,32 @@ async def test_filter_by_shape_word_and_wildcard(wait):
         assert app.focused is app.table
 
 
-async def test_a_bad_filter_says_so_and_hides_nothing(wait):
+async def test_a_bad_filter_says_so_once_typing_pauses_and_hides_nothing(wait, until):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         await pilot.press("slash", *"[8, x")
         error = app.query_one("#filter-error")
-        assert error.display and "showing all rows" in str(error.render())
+        assert not error.has_class("visible")  # not while the filter is being typed
         assert len(app.view.visible) == 8
+        await until(pilot, lambda: error.has_class("visible"))
+        assert error.display and "showing all rows" in str(error.render())
         await pilot.press("]")
-        assert "is not a dimension" in str(error.render())
+        await until(pilot, lambda: "is not a dimension" in str(error.render()))
         app.query_one("#filter-input", Input).value = "mm"
         await pilot.pause()
         assert not error.has_class("visible")
+
+
+async def test_an_unfinished_filter_finished_in_time_never_shows_an_error(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("slash", *"[8, *")
+        await pilot.press("]")
+        await pilot.pause(ERROR_DELAY_S * 2)
+        assert not app.query_one("#filter-error").has_class("visible")
+        assert visible_names(app) == ["aten::mm"]
 
 
 async def test_sort_keys_and_flip(wait):
@@ -380,3 +394,41 @@ async def test_a_filter_longer_than_the_box_scrolls_to_the_cursor(wait):
         box = app.query_one("#filter-input", Input)
         assert box.cursor_position == 91 and box.scroll_x == box.max_scroll_x > 0
         assert box.render_line(0).text.rstrip().endswith("mm x")
+
+
+async def test_the_table_follows_its_rows_and_resizes_its_scrollbar(wait):
+    """The table's scrollable size follows the rows shown, set without a screen layout
+    while the scrollbar stays (driven here through the view, as streaming rows and sort
+    keys do, with no filter box change to cause a layout): the scroll position stays in
+    range, the scrollbar's thumb follows, and the scrollbar goes and comes back when the
+    rows fit or stop fitting."""
+    rows = [make_row(f"op{index:03}", [[index % 7, 4]], 1, 0.001) for index in range(300)]
+    rows[0]["kind"] = "annotation"
+    app = create_app(source=replay_source(rows=rows), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        table = app.table
+        await pilot.press("end")
+        assert table.scroll_y == table.max_scroll_y > 0
+        assert table.show_vertical_scrollbar
+
+        async def show(text: str) -> None:
+            app.view.set_filter(text)
+            table.view_changed()
+            await pilot.pause()
+
+        await show("kind:operator")  # the cursor stays on screen, the end moves up
+        assert len(app.view.visible) == 299 and table.cursor == 298
+        assert table.scroll_y == table.max_scroll_y
+        await show("[3, 4]")  # 43 rows: still more than the table's height
+        assert len(app.view.visible) == 43
+        assert table.virtual_size.height == 44
+        assert table.vertical_scrollbar.window_virtual_size == 44
+        assert table.scroll_y == table.max_scroll_y == 44 - table.scrollable_content_region.height
+        assert table.render_line(1).text.split()[1].startswith("op")
+        await show("op00")  # 10 rows: they fit, the scrollbar goes
+        assert not table.show_vertical_scrollbar and table.scroll_y == 0
+        assert [table.render_line(y).text.split()[1] for y in (1, 10)] == ["op000", "op009"]
+        await show("")
+        assert table.show_vertical_scrollbar
+        assert table.vertical_scrollbar.window_virtual_size == 301

@@ -25,6 +25,7 @@ from textual.worker import Worker, WorkerState
 
 from ..atomic import ExportError
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
+from ..gcpause import freeze_long_lived
 from ..report import save_report
 from ..rows import RowView, has_device_time
 from ..run_state import RunState
@@ -112,6 +113,7 @@ class TorchscanApp(RowBrowsing, App[None]):
             loop = asyncio.get_running_loop()
             for signum in (signal.SIGHUP, signal.SIGTERM):
                 loop.add_signal_handler(signum, self._hang_up)
+        self.watch_filter_input()
         self.table.focus()
         self.set_interval(DRAIN_INTERVAL, self._drain)
         self.start_run()
@@ -191,6 +193,8 @@ class TorchscanApp(RowBrowsing, App[None]):
         The first slice waits a moment too: the rows are painted before any of this."""
         if first or next(steps, StopIteration) is not StopIteration:
             self.set_timer(WARM_UP_INTERVAL, partial(self._warm_up, steps))
+        else:
+            freeze_long_lived()  # the rows, their index and sort orders: see gcpause
 
     # Rendering (attributes down) ------------------------------------------------------
 

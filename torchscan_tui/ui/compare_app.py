@@ -98,6 +98,7 @@ class CompareApp(RowBrowsing, App[None]):
         deltas = [abs(row["cpu_self_seconds"]["delta"] or 0.0) for row in self.view.rows]
         self.table.set_share("cpu_self_seconds", max(deltas, default=0.0) or None)
         self.table.view_changed(rows_replaced=True)
+        self.watch_filter_input()
         self.table.focus()
         self._render_status()
 

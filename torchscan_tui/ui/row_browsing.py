@@ -15,18 +15,27 @@ FILTER_INPUT = "filter-input"
 
 
 class RowBrowsing:
-    def on_input_changed(self, event: Input.Changed) -> None:
+    def watch_filter_input(self) -> None:
+        """Filter as the box's value changes, within the key press that changed it.
+
+        The watcher runs before the screen paints the box, so the box and the rows it
+        selects reach the screen in one frame. ``Input.Changed`` arrives after that
+        frame, and the table waited for the next one (~20 ms later at 60 frames/s).
+        Call from ``on_mount``.
+        """
+        box = self.query_one(f"#{FILTER_INPUT}", Input)
+        self.watch(box, "value", self._apply_filter, init=False)
+
+    def _apply_filter(self, text: str) -> None:
         """Filter as the user types; a bad filter says so in place and hides nothing."""
-        if event.input.id != FILTER_INPUT:
-            return
         bar = self.query_one(FilterBar)
         shown = self.view.visible
         try:
-            changed = self.view.set_filter(event.value)
-            bar.show_error("")
+            changed = self.view.set_filter(text)
+            bar.report_error("")
         except FilterError as exc:
             changed = self.view.visible != shown
-            bar.show_error(f"{exc} (showing all rows)")
+            bar.report_error(f"{exc} (showing all rows)")
         if changed:
             self.table.view_changed()
         self._render_status()

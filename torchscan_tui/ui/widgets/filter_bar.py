@@ -4,17 +4,42 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.timer import Timer
 from textual.widgets import Input, Label
 
 PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any dim; kind:runtime"
+# A filter being typed is unfinished most of the time ("[4, *" before the "]"): its error
+# waits for a pause in the typing, as an editor's squiggles do, instead of flashing up
+# and going at every key. Showing or hiding it resizes the box (a screen layout).
+ERROR_DELAY_S = 0.6
 
 
 class FilterBar(Horizontal):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._pending: Timer | None = None
+
     def compose(self) -> ComposeResult:
         yield Input(placeholder=PLACEHOLDER, id="filter-input")
         yield Label("", id="filter-error")
 
+    @property
+    def error(self) -> str:
+        """The error on show ("" for none)."""
+        return str(self.query_one("#filter-error", Label).content)
+
+    def report_error(self, message: str) -> None:
+        """Say what is wrong with the filter once the typing pauses; "" clears it now."""
+        if self._pending is not None:
+            self._pending.stop()
+            self._pending = None
+        if message and message != self.error:
+            self._pending = self.set_timer(ERROR_DELAY_S, lambda: self.show_error(message))
+        elif not message:
+            self.show_error("")
+
     def show_error(self, message: str) -> None:
+        """Show ``message`` now ("" hides the error)."""
         label = self.query_one("#filter-error", Label)
         if str(label.content) == message:
             return  # typing through an unfinished term keeps the same message: no relayout

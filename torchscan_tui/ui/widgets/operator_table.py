@@ -159,9 +159,29 @@ class OperatorTable(ScrollView, can_focus=True):
         """The view's rows, filter or sort changed: resize, clamp the cursor, repaint."""
         if rows_replaced:
             self._forget_rendering()
-        self.virtual_size = Size(self.scrollable_content_region.width, len(self.view.visible) + 1)
+        self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
         self.refresh()
+
+    def _resize_content(self, size: Size) -> None:
+        """Set the scrollable size, without a screen layout when the scrollbar stays as is.
+
+        ``virtual_size`` is a layout reactive: setting it makes Textual arrange the whole
+        screen, a third of a filter keystroke's time at 100k rows. The table's outer
+        size does not depend on its rows; only the scrollbar's appearing or going does
+        (it takes a column), so only then is the layout asked for.
+        """
+        if size == self.virtual_size:
+            return
+        container = self.container_size
+        overflowing = size.height > container.height
+        if not container or overflowing != self.show_vertical_scrollbar:
+            self.virtual_size = size
+            return
+        self.set_reactive(ScrollView.virtual_size, size)
+        if overflowing:
+            self.vertical_scrollbar.window_virtual_size = size.height
+        self.scroll_y = self.scroll_y  # clamped to the new content by the validator
 
     def set_share(self, field: str, total: float | None) -> None:
         self.share_field, self.share_total = field, total
