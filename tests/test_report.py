@@ -12,9 +12,11 @@ from torchscan_tui.report import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     ReportError,
+    decode_report,
     load_report,
     save_report,
 )
+from torchscan_tui.trace_import import open_profile_paged
 
 
 def minimal(**extra):
@@ -75,3 +77,50 @@ def test_load_errors_are_one_line(tmp_path, content, expected):
 def test_missing_report(tmp_path):
     with pytest.raises(ReportError, match="does not exist"):
         load_report(tmp_path / "nope.json")
+
+
+def _report_bytes(rows: int, **extra) -> bytes:
+    operators = [{"operator": f"op{i}", "input_shapes": [[i, 2]], "calls": i} for i in range(rows)]
+    return json.dumps(minimal(operators=operators, trace_path=None, **extra), indent=1).encode()
+
+
+@pytest.mark.parametrize("extra", [{}, {"added_by_hand": {"note": 1}}])
+def test_a_first_page_then_the_rest_decode_to_the_full_report(extra):
+    """Only the first rows decode at once; the rest, part by part, complete the report's
+    own rows list. A key we do not write (added by hand) takes the two-pass route and is
+    kept."""
+    data = _report_bytes(2500, **extra)
+    full, nothing_left = decode_report(data, "r.json")
+    assert len(nothing_left) == 0
+    report, pending = decode_report(data, "r.json", first_page=200)
+    assert len(report["operators"]) == 200 and len(pending) == 2300
+    parts = pending.split()
+    assert [len(part) for part in parts] == [1000, 1000, 300] and len(pending) == 0
+    decoded = [row for part in parts for row in part.decode()]
+    assert decoded == full["operators"][200:]
+    assert report == full  # every key, in the file's order, and all 2,500 rows
+    assert list(report) == list(full)
+    assert parts[0].decode() == []  # handed out once
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"schema": "torchscan-tui/report", "operators": [{"a": 1}, ',
+        b'{"schema": "torchscan-tui/report", "schema_version": 1, "operators": 3}',
+        b"[1, 2]",
+        b'{"schema": "torchscan-tui/report", "schema_version": 99, "operators": []}',
+        b'{"schema": "torchscan-tui/report", "schema_version": 1, "operators": [], "context": {}}',
+    ],
+)
+def test_paged_opening_says_what_whole_opening_says(tmp_path, content):
+    path = tmp_path / "r.json"
+    path.write_bytes(content)
+    outcomes = []
+    for first_page in (None, 10):
+        try:
+            report, _, pending = open_profile_paged(path, first_page=first_page)
+            outcomes.append((report, len(pending)))
+        except ReportError as exc:
+            outcomes.append(str(exc))
+    assert outcomes[0] == outcomes[1]

@@ -18,9 +18,9 @@ from .atomic import DestinationExists, ExportError, check_destination, write_tex
 from .compare import compare_reports, regressions, text_table
 from .gcpause import freeze_long_lived, gc_paused
 from .progress_line import ProgressLine
-from .report import ReportError, dumps_report, save_report
+from .report import FIRST_PAGE_ROWS, PendingRows, ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
-from .trace_import import open_profile, traces_in
+from .trace_import import open_profile_paged, traces_in
 
 EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1
@@ -207,7 +207,7 @@ def run_compare(
 ) -> int:
     """Headless compare: the diff as JSON or text, and the regression gate's exit code."""
     try:
-        (before, before_name), (after, after_name) = (_open_with_progress(p) for p in paths)
+        (before, before_name, _), (after, after_name, _) = (_open_with_progress(p) for p in paths)
     except ReportError as exc:
         return _fail(str(exc))
     diff = compare_reports(before, after, before_name, after_name)
@@ -247,8 +247,8 @@ def pick_trace(folder: str) -> str | None:
     return None if chosen is None else str(chosen)
 
 
-def _open_with_progress(path: str) -> tuple[dict, str]:
-    """open_profile, showing its progress on the terminal while it works.
+def _open_with_progress(path: str, first_page: int | None = None) -> tuple[dict, str, PendingRows]:
+    """open_profile_paged, showing its progress on the terminal while it works.
 
     The profile's hundreds of thousands of objects live as long as the app, so they are
     frozen out of the cyclic collector (``gc.freeze``) before it resumes: otherwise its
@@ -256,15 +256,26 @@ def _open_with_progress(path: str) -> tuple[dict, str]:
     each at 100k rows, and later as pauses in the UI).
     """
     with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
-        opened = open_profile(path, progress)
+        opened = open_profile_paged(path, progress, first_page)
         freeze_long_lived()
         return opened
 
 
-def run_app(config: RunConfig | None, report: dict | None, report_path: str = "") -> int:
+def run_app(
+    config: RunConfig | None,
+    report: dict | None,
+    report_path: str = "",
+    pending: PendingRows | None = None,
+) -> int:
     from .ui.app import create_app
 
-    app = create_app(config=config, report=report, report_path=report_path, handle_hangup=True)
+    app = create_app(
+        config=config,
+        report=report,
+        report_path=report_path,
+        pending_rows=pending,
+        handle_hangup=True,
+    )
     app.run()
     return app.return_code or 0
 
@@ -292,10 +303,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             chosen = pick_trace(script) if os.path.isdir(script) else script
             if chosen is None:
                 return EXIT_OK
-            report, source = _open_with_progress(chosen)
+            report, source, pending = _open_with_progress(chosen, FIRST_PAGE_ROWS)
         except ReportError as exc:
             return _fail(str(exc))
-        return run_app(None, report, source)
+        return run_app(None, report, source, pending)
     problem = _check_script(script)
     if problem:
         return _fail(problem)

@@ -34,6 +34,11 @@ class GcBurst:
     def __init__(self) -> None:
         self._was_enabled: bool | None = None
 
+    @property
+    def active(self) -> bool:
+        """Whether a burst is on (the collector paused by this object)."""
+        return self._was_enabled is not None
+
     def set(self, busy: bool) -> None:
         if busy and self._was_enabled is None:
             self._was_enabled = gc.isenabled()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from .process import CommandResult, MeasuredCommand
 from .protocol import read_messages
-from .report import SCHEMA_NAME, SCHEMA_VERSION
+from .report import SCHEMA_NAME, SCHEMA_VERSION, PendingRows
 
 
 @dataclass(frozen=True)
@@ -94,6 +94,17 @@ class ProfileMeta:
 @dataclass(frozen=True)
 class RowsReceived:
     rows: list
+
+
+@dataclass(frozen=True)
+class RowTextsReceived:
+    """Rows still as JSON text (a reopened report's, after its first page).
+
+    The app decodes them on its own thread, a part per moment: a thread that decodes them
+    holds the interpreter lock through each decode and slowed the app's frames to 200 ms.
+    """
+
+    texts: PendingRows
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,13 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
+from .report import ROW_BATCH, PendingRows
 from .session import (
     Event,
     PhaseChanged,
     ProfileMeta,
     RowsReceived,
+    RowTextsReceived,
     RssMeasured,
     RunConfig,
     RunFinished,
@@ -76,6 +78,14 @@ class LiveSource:
 
 def report_events(report: dict) -> list[Event]:
     """The events that replay a saved report into the UI."""
+    return [
+        *_report_opened(report),
+        *_row_batches(report.get("operators") or []),
+        _finished(report),
+    ]
+
+
+def _report_opened(report: dict) -> list[Event]:
     run = report.get("run") or {}
     events: list[Event] = [PhaseChanged("opened")]
     rss = (report.get("totals") or {}).get("process_peak_rss")
@@ -96,12 +106,20 @@ def report_events(report: dict) -> list[Event]:
             report.get("trace_path"),
         )
     )
-    rows = report.get("operators") or []
-    for start in range(0, len(rows), 1000):
-        events.append(RowsReceived(rows[start : start + 1000]))
-    complete = bool(run.get("complete", True))
-    events.append(RunFinished("done", f"{len(rows)} rows from a saved report", report, complete))
     return events
+
+
+def _row_batches(rows: list) -> list[Event]:
+    return [
+        RowsReceived(rows[start : start + ROW_BATCH]) for start in range(0, len(rows), ROW_BATCH)
+    ]
+
+
+def _finished(report: dict, rows: int | None = None) -> RunFinished:
+    if rows is None:
+        rows = len(report.get("operators") or [])
+    complete = bool((report.get("run") or {}).get("complete", True))
+    return RunFinished("done", f"{rows} rows from a saved report", report, complete)
 
 
 class ReplaySource:
@@ -149,14 +167,33 @@ class ReplaySource:
         pass
 
 
-class ReportSource(ReplaySource):
-    """A saved report, shown as if its run had just finished. Not rerunnable here."""
+class ReportSource:
+    """A saved report, shown as if its run had just finished. Not rerunnable here.
+
+    Rows the opener left undecoded (``pending``) are sent as text, in parts, for the app
+    to decode: the first page reaches the screen without waiting for the other 100k.
+    """
 
     rerunnable = False
     timed = False
 
-    def __init__(self, report: dict, path: str):
-        context = report.get("context") or {}
-        super().__init__(
-            report_events(report), title=os.path.basename(path), device=context.get("device", "?")
-        )
+    def __init__(self, report: dict, path: str, pending: PendingRows | None = None):
+        self.report = report
+        self.pending = pending if pending is not None else PendingRows()
+        self.title = os.path.basename(path)
+        self.device = (report.get("context") or {}).get("device", "?")
+
+    def run(self, emit: Emit) -> None:
+        rows = self.report["operators"]
+        total = len(rows) + len(self.pending)
+        for event in [*_report_opened(self.report), *_row_batches(rows)]:
+            emit(event)
+        for part in self.pending.split():
+            emit(RowTextsReceived(part))
+        emit(_finished(self.report, total))
+
+    def cancel(self) -> None:
+        pass  # nothing runs
+
+    def cleanup(self) -> None:
+        pass

@@ -23,9 +23,12 @@ from .gcpause import gc_paused
 from .jsonio import Progress, decode_json, no_progress
 from .ranking import build_rows, self_time_sums
 from .report import (
+    FIRST_PAGE_ROWS,
     SCHEMA_NAME,
     SCHEMA_VERSION,
+    PendingRows,
     ReportError,
+    decode_report,
     not_json,
     read_file,
     validate_report,
@@ -232,6 +235,18 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
     reading, parsing and grouping. Raises ReportError with a one-line message for anything
     else.
     """
+    report, source, _ = open_profile_paged(path, progress, first_page=None)
+    return report, source
+
+
+def open_profile_paged(
+    path: str | os.PathLike,
+    progress: Progress = no_progress,
+    first_page: int | None = FIRST_PAGE_ROWS,
+) -> tuple[dict, str, PendingRows]:
+    """As :func:`open_profile`, but a saved report's rows past the first ``first_page``
+    come back undecoded, for the caller to decode once the first rows are on screen.
+    """
     location = Path(path)
     if location.is_dir():
         location = newest_trace_in(location)
@@ -241,10 +256,10 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
         try:
             if looks_like_report(data):
                 progress("parsing", 0.0)
-                document = decode_json(data)
+                report, pending = decode_report(data, source, first_page)
                 progress("parsing", 1.0)
-            else:
-                document = decode_trace(data, progress)
+                return report, source, pending
+            document = decode_trace(data, progress)
         except ValueError as exc:
             raise not_json(source, exc) from None
         del data
@@ -252,5 +267,5 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
             progress("grouping", 0.0)
             report = report_from_trace(document, source)
             progress("grouping", 1.0)
-            return report, source
-        return validate_report(document, source), source
+            return report, source, PendingRows()
+        return validate_report(document, source), source, PendingRows()

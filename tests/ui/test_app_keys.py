@@ -432,3 +432,20 @@ async def test_the_table_follows_its_rows_and_resizes_its_scrollbar(wait):
         await show("")
         assert table.show_vertical_scrollbar
         assert table.vertical_scrollbar.window_virtual_size == 301
+
+
+async def test_the_footer_offers_the_keys_that_apply_as_the_run_goes(wait, until):
+    """Keys come and go in the footer (its recomposes coalesced: see KeyFooter)."""
+
+    def footer_keys(app) -> set[str]:
+        return {key.description for key in app.query("FooterKey")}
+
+    hold = threading.Event()
+    app = create_app(source=replay_source(hold=hold), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await until(pilot, lambda: {"Cancel", "Export"} <= footer_keys(app))
+        assert "Rerun" not in footer_keys(app)
+        hold.set()
+        await wait(pilot)
+        await until(pilot, lambda: "Rerun" in footer_keys(app))
+        assert "Cancel" not in footer_keys(app) and "Export" in footer_keys(app)

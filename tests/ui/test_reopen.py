@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import csv
 
-from replay import replay_source
+from replay import make_row, replay_source
 from textual.widgets import Input
 
-from torchscan_tui.trace_import import open_profile
+from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.trace_import import open_profile, open_profile_paged
 from torchscan_tui.ui.app import create_app
 
 
@@ -48,3 +49,28 @@ async def test_save_reopen_export_round_trip(wait, tmp_path):
     key = lambda row: (row["operator"], row["input_shapes"])  # noqa: E731
     assert sorted(live, key=key) == sorted(again, key=key)
     assert len(live) == 8
+
+
+async def test_a_big_report_shows_its_first_page_then_every_row(wait, tmp_path):
+    """Only the first page is decoded before the app starts; the app decodes the rest
+    (in slices, between frames) and ends with every row, in rank order, in its view and
+    in the report that w saves."""
+    rows = [make_row(f"op{i:04}", [[i, 3]], 1, 0.001) for i in range(3000)]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {"device": "cpu", "total_grouped_operators": 3000},
+        "diagnostics": [],
+        "totals": {},
+    }
+    save_report(report, tmp_path / "big.json")
+    opened, source, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    assert len(opened["operators"]) == 100 and len(pending) == 2900
+    app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert [row["operator"] for row in app.view.rows] == [row["operator"] for row in rows]
+        assert app.state.report["operators"] == rows
+        assert "3,000 of 3,000" in str(app.query_one("#status-bar").render())
+        assert app.state.message == "3000 rows from a saved report"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from functools import partial
@@ -20,16 +21,17 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from ..atomic import ExportError
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
-from ..gcpause import freeze_long_lived
-from ..report import save_report
+from ..gcpause import GcBurst, freeze_long_lived
+from ..memory import return_free_memory
+from ..report import PendingRows, save_report
 from ..rows import RowView, has_device_time
 from ..run_state import RunState
-from ..session import RunConfig, RunFinished
+from ..session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
 from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .row_browsing import RowBrowsing
@@ -39,6 +41,7 @@ from .screens.help_screen import HelpScreen
 from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
 from .widgets.filter_bar import FilterBar
+from .widgets.key_footer import KeyFooter
 from .widgets.log_pane import LogPane
 from .widgets.operator_table import OperatorTable
 from .widgets.rss_panel import RssPanel
@@ -47,6 +50,17 @@ from .widgets.status_bar import StatusBar
 
 DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
+# Events are applied for at most this long at a time (rows sent as text are decoded
+# then), the rest right after waiting keys and a frame.
+DRAIN_SLICE_S = 0.012
+DRAIN_AGAIN_S = 0.004
+# Rows sent as text wait this long after a run starts: the first page is painted and
+# Textual's start-up (the footer composed several times over) is done by then. Slices of
+# decoding leave too little idle time for a footer recompose, and the screen paints
+# nothing while one is in flight.
+DECODE_SETTLE_S = 0.4
+# The actions check_action may hide or show, depending on the run and the rows.
+VARIABLE_ACTIONS = ("cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart")
 QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
@@ -86,6 +100,11 @@ class TorchscanApp(RowBrowsing, App[None]):
         self.state = RunState()
         self.view = RowView()
         self._inbox: deque = deque()
+        # The collector is off while rows sent as text decode: its full passes over the
+        # growing rows took up to 0.2 s each, several times over 100k rows.
+        self._decoding = GcBurst()
+        self._available_actions: tuple | None = None
+        self._decode_from = 0.0
         self._tick = 0
         self._run_worker: Worker | None = None
         self._status_message = ""
@@ -101,7 +120,7 @@ class TorchscanApp(RowBrowsing, App[None]):
         yield DetailPane(id="detail-pane")
         yield LogPane(id="log-pane")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     @property
     def table(self) -> OperatorTable:
@@ -127,6 +146,7 @@ class TorchscanApp(RowBrowsing, App[None]):
         self.state.start()
         self.view.set_rows([])
         self._inbox.clear()
+        self._decode_from = time.monotonic() + DECODE_SETTLE_S
         self.query_one(LogPane).reset()
         self._render_all(rows_replaced=True)
         self._run_worker = self._run_source()
@@ -157,11 +177,30 @@ class TorchscanApp(RowBrowsing, App[None]):
             return
         finished = False
         budget = MAX_EVENTS_PER_TICK  # a flood is spread over ticks; keys stay responsive
+        deadline = time.monotonic() + DRAIN_SLICE_S
         while self._inbox and budget:
             budget -= 1
             event = self._inbox.popleft()
+            if isinstance(event, RowTextsReceived):
+                wait = self._decode_from - time.monotonic()
+                if wait > 0:  # the app settles first: see DECODE_SETTLE_S
+                    self._inbox.appendleft(event)
+                    self.set_timer(wait, self._drain)
+                    break
+                self._decoding.set(True)
+                event = RowsReceived(event.texts.decode())
             self.state.apply(event)
             finished = finished or isinstance(event, RunFinished)
+            if self._inbox and time.monotonic() > deadline:
+                # The rest once waiting keys and a frame have had their turn.
+                self.set_timer(DRAIN_AGAIN_S, self._drain)
+                break
+        if self._decoding.active:
+            return_free_memory()  # the decoded parts' bytes: see memory.py
+            if not self._inbox:
+                # Decoded rows stay for the app's life: out of the collector's way, then on.
+                freeze_long_lived()
+                self._decoding.set(False)
         with self.batch_update():
             rows = self.state.take_pending_rows()
             if rows:
@@ -184,7 +223,7 @@ class TorchscanApp(RowBrowsing, App[None]):
             self.notify(state.message, title="Cancelled", severity="warning")
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
-        self.refresh_bindings()
+        self._refresh_bindings_when_changed()
         self._warm_up(self.view.warm_up(), first=True)
 
     def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
@@ -220,7 +259,6 @@ class TorchscanApp(RowBrowsing, App[None]):
         self._render_table(rows_replaced)
         self._render_status()
         self._render_detail()
-        self.refresh_bindings()
 
     def _render_table(self, rows_replaced: bool = False) -> None:
         table = self.table
@@ -248,6 +286,7 @@ class TorchscanApp(RowBrowsing, App[None]):
             selected=len(self.view.selected),
             message=self._status_message,
         )
+        self._refresh_bindings_when_changed()
 
     def _render_detail(self) -> None:
         pane = self.query_one(DetailPane)
@@ -384,6 +423,19 @@ class TorchscanApp(RowBrowsing, App[None]):
         self.source.cleanup()
         self.exit(return_code=1 if self.state.outcome == "failed" else 0)
 
+    def _refresh_bindings_when_changed(self) -> None:
+        """Refresh the footer's keys only when one of them comes or goes.
+
+        Every refresh recomposes the footer (all its keys unmounted and mounted again,
+        ~50 ms here); asked for at every batch of rows, that kept a recompose in flight
+        through a whole report's loading, and the screen paints nothing meanwhile.
+        """
+        available = tuple(self.check_action(action, ()) for action in VARIABLE_ACTIONS)
+        if available != self._available_actions:
+            if self._available_actions is not None:  # the footer composed with these
+                self.refresh_bindings()
+            self._available_actions = available
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         state = self.state
         has_rows = bool(self.view.visible)
@@ -422,6 +474,7 @@ def create_app(
     config: RunConfig | None = None,
     report: dict | None = None,
     report_path: str = "report.json",
+    pending_rows: PendingRows | None = None,
     source: RunSource | None = None,
     show_clock: bool = True,
     handle_hangup: bool = False,
@@ -431,7 +484,7 @@ def create_app(
         if config is not None:
             source = LiveSource(config)
         elif report is not None:
-            source = ReportSource(report, report_path)
+            source = ReportSource(report, report_path, pending_rows)
         else:
             raise ValueError("create_app needs a config, a report or a source")
     return TorchscanApp(source, show_clock=show_clock, handle_hangup=handle_hangup)

@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 
 from ..atomic import ExportError
 from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
@@ -29,6 +29,7 @@ from .screens.help_screen import HelpScreen
 from .widgets.charts import delta_chart
 from .widgets.compare_table import CompareTable
 from .widgets.filter_bar import FilterBar
+from .widgets.key_footer import KeyFooter
 from .widgets.status_bar import StatusBar
 
 COMPARE_KEYS = [
@@ -73,7 +74,7 @@ class CompareApp(RowBrowsing, App[None]):
         yield FilterBar(id="filter-bar")
         yield CompareTable(self.view, id="operator-table")
         yield StatusBar(id="status-bar")
-        yield Footer()
+        yield KeyFooter()
 
     def _summary(self) -> Text:
         total = self.diff["totals"]["cpu_self_seconds"]
