@@ -154,20 +154,24 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     kept = len(names)
     kernels_ns: list[int] = [0] * kept
     linked_ids = columns.linked_ids
-    op_index = {
-        correlation_id: index
-        for index, (correlation_id, synchronous, linked) in enumerate(
-            zip(columns.correlation_ids, synchronous_cpu, linked_ids, strict=True)
-        )
-        if synchronous and linked == 0
-    }
-    device_event_count = sum(device in KERNEL_DEVICES for device in devices)
-    for index in [i for i, linked in enumerate(linked_ids) if linked > 0 and linked in op_index]:
-        op = op_index[linked_ids[index]]
-        if devices[index] in KERNEL_DEVICES:
-            kernels_ns[op] += ends[index] - starts[index]
-        elif devices[index] == "CPU":
-            threads[index] = threads[op]
+    device_counts = Counter(devices)
+    device_event_count = sum(device_counts[device] for device in KERNEL_DEVICES)
+    if any(linked_ids):  # a CPU-only profile links nothing: no index to build
+        op_index = {
+            correlation_id: index
+            for index, (correlation_id, synchronous, linked) in enumerate(
+                zip(columns.correlation_ids, synchronous_cpu, linked_ids, strict=True)
+            )
+            if synchronous and linked == 0
+        }
+        for index in [
+            i for i, linked in enumerate(linked_ids) if linked > 0 and linked in op_index
+        ]:
+            op = op_index[linked_ids[index]]
+            if devices[index] in KERNEL_DEVICES:
+                kernels_ns[op] += ends[index] - starts[index]
+            elif devices[index] == "CPU":
+                threads[index] = threads[op]
 
     loose = memory.unattributed() + [
         r for r in columns.memory if r.name == OUT_OF_MEMORY_EVENT_NAME

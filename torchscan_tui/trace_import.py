@@ -114,14 +114,22 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         ends = list(map(add, starts, _nanoseconds(list(map(_DURATION, complete)))))
         args = list(map(_ARGS, complete))
         externals = [0 if a is None else int(a.external_id or 0) for a in args]
-        linked_ids = [
-            external if device or (a is not None and a.correlation is not None) else 0
-            for external, device, a in zip(externals, on_device, args, strict=True)
-        ]
-        correlation_ids = [
-            int(a.correlation or 0) if linked else external
-            for a, linked, external in zip(args, linked_ids, externals, strict=True)
-        ]
+        correlations = [None if a is None else a.correlation for a in args]
+        if any(on_device) or correlations.count(None) < len(correlations):
+            linked_ids = [
+                external if device or correlation is not None else 0
+                for external, device, correlation in zip(
+                    externals, on_device, correlations, strict=True
+                )
+            ]
+            correlation_ids = [
+                int(correlation or 0) if linked else external
+                for correlation, linked, external in zip(
+                    correlations, linked_ids, externals, strict=True
+                )
+            ]
+        else:  # a CPU trace: no kernel or runtime event links to an operator
+            linked_ids, correlation_ids = [0] * len(externals), externals
         shapes = [
             bytes(a.input_dims) if a is not None and a.input_dims and not device else NO_SHAPES
             for a, device in zip(args, on_device, strict=True)
