@@ -9,17 +9,17 @@ free pages from anywhere in the heap (~1 ms). Elsewhere (musl, macOS) this does 
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 from collections.abc import Callable
 from functools import cache
 
 
 @cache
 def _malloc_trim() -> Callable[[int], int] | None:
+    import ctypes  # here, not at start-up: 10 ms of the time to the first painted row
+
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
+        return ctypes.CDLL("libc.so.6").malloc_trim
+    except (OSError, AttributeError):  # not glibc
         return None
 
 
