@@ -124,6 +124,63 @@ class _MemoryIndex:
         return loose
 
 
+@dataclass
+class _Nodes:
+    """What grouping knows of each node, as parallel lists: the kept events first, then
+    the memory records no event held (rows of their own). Threads and kernel times are
+    amended as runtime events are linked to their operators."""
+
+    names: list[str]
+    devices: list[str]
+    threads: list[int]
+    starts: list[int]
+    ends: list[int]
+    annotations: list[bool]
+    shapes: list
+    links: list[int]  # linked correlation id, 0 for none
+    activities: list[str]
+    synchronous_cpu: list[bool]
+    cpu_memory: list[int]  # CPU bytes allocated within the node's interval
+    kernels_ns: list[int]  # device time of the kernels the node launched
+
+    @classmethod
+    def of(cls, columns: EventColumns, memory: _MemoryIndex) -> _Nodes:
+        names = columns.names
+        steps = {name for name in set(names) if name.startswith(_PROFILER_STEP)}
+        if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
+            names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
+        devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
+        return cls(
+            names=list(names),
+            devices=devices,
+            threads=list(columns.threads),
+            starts=starts,
+            ends=ends,
+            annotations=list(columns.annotations),
+            shapes=list(columns.shapes),
+            links=list(columns.linked_ids),
+            activities=list(columns.activities),
+            synchronous_cpu=[
+                device == "CPU" and not is_async
+                for device, is_async in zip(devices, columns.asynchronous, strict=True)
+            ],
+            cpu_memory=memory.attribute(devices, starts, ends),
+            kernels_ns=[0] * len(devices),
+        )
+
+    def add_record(self, record: RawEvent) -> None:
+        """A memory record as a node of its own: an instant, on its own thread."""
+        for values, value in (
+            (self.names, record.name), (self.devices, record.device_type),
+            (self.threads, record.thread), (self.starts, record.start_ns),
+            (self.ends, record.start_ns), (self.annotations, False), (self.shapes, []),
+            (self.links, 0), (self.activities, ""), (self.synchronous_cpu, True),
+            (self.kernels_ns, 0),
+            (self.cpu_memory, record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0),
+        ):  # fmt: skip
+            values.append(value)
+
+
 def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     """Group events by (name, input shapes) exactly as ``key_averages`` would.
 
@@ -131,98 +188,48 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     hundreds of thousands of events and every attribute lookup in the loops counts.
     """
     columns = events if isinstance(events, EventColumns) else EventColumns.from_events(events)
-    devices = list(columns.devices)
-    names = columns.names
-    steps = {name for name in set(names) if name.startswith(_PROFILER_STEP)}
-    if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
-        names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
-    else:
-        names = list(names)
-    threads = list(columns.threads)
-    starts = list(columns.starts)
-    ends = list(columns.ends)
-    annotations = list(columns.annotations)
-    shapes = list(columns.shapes)
-    synchronous_cpu = [
-        device == "CPU" and not is_async
-        for device, is_async in zip(devices, columns.asynchronous, strict=True)
-    ]
     memory = _MemoryIndex([r for r in columns.memory if r.name == MEMORY_EVENT_NAME])
-    cpu_memory = memory.attribute(devices, starts, ends)
-
-    # Runtime events join the thread of the op that caused them; kernels add device time.
-    kept = len(names)
-    kernels_ns: list[int] = [0] * kept
-    linked_ids = columns.linked_ids
-    device_counts = Counter(devices)
+    nodes = _Nodes.of(columns, memory)
+    device_counts = Counter(nodes.devices)
     device_event_count = sum(device_counts[device] for device in KERNEL_DEVICES)
-    if any(linked_ids):  # a CPU-only profile links nothing: no index to build
-        op_index = {
-            correlation_id: index
-            for index, (correlation_id, synchronous, linked) in enumerate(
-                zip(columns.correlation_ids, synchronous_cpu, linked_ids, strict=True)
-            )
-            if synchronous and linked == 0
-        }
-        for index in [
-            i for i, linked in enumerate(linked_ids) if linked > 0 and linked in op_index
-        ]:
-            op = op_index[linked_ids[index]]
-            if devices[index] in KERNEL_DEVICES:
-                kernels_ns[op] += ends[index] - starts[index]
-            elif devices[index] == "CPU":
-                threads[index] = threads[op]
+    _link_runtime_events(nodes, columns.correlation_ids)
+    for record in memory.unattributed():
+        nodes.add_record(record)
+    for record in columns.memory:
+        if record.name == OUT_OF_MEMORY_EVENT_NAME:
+            nodes.add_record(record)
 
-    loose = memory.unattributed() + [
-        r for r in columns.memory if r.name == OUT_OF_MEMORY_EVENT_NAME
-    ]
-    for record in loose:
-        names.append(record.name)
-        devices.append(record.device_type)
-        threads.append(record.thread)
-        starts.append(record.start_ns)
-        ends.append(record.start_ns)
-        annotations.append(False)
-        shapes.append([])
-        cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
-        synchronous_cpu.append(True)
-        kernels_ns.append(0)
-
-    count = len(names)
+    starts, ends, threads = nodes.starts, nodes.ends, nodes.threads
+    count = len(starts)
     # torch sorts globally by (start, -end), then stably by thread: one stable sort does both.
     order = sorted(range(count), key=list(zip(starts, map(neg, ends), strict=True)).__getitem__)
-    nested = sorted([i for i in order if synchronous_cpu[i]], key=threads.__getitem__)
+    nested = sorted([i for i in order if nodes.synchronous_cpu[i]], key=threads.__getitem__)
     parent = _nest(nested, threads, starts, ends)
-    alive = _fold_duplicate_nodes(order, nested, names, parent, kernels_ns)
+    alive = _fold_duplicate_nodes(order, nested, nodes.names, parent, nodes.kernels_ns)
 
     # Self time and self memory: each live child's totals come off its parent's.
     durations = [end - start for start, end in zip(starts, ends, strict=True)]
     children_ns = [0] * count
     children_bytes = [0] * count
-    for up, living, duration, held in zip(parent, alive, durations, cpu_memory, strict=True):
+    for up, living, duration, held in zip(parent, alive, durations, nodes.cpu_memory, strict=True):
         if up >= 0 and living:
             children_ns[up] += duration
             children_bytes[up] += held
 
     # A caller is the nearest enclosing user annotation; parents come before children.
     callers: list[str | None] = [None] * count
+    names, annotations = nodes.names, nodes.annotations
     for index in nested:
         up = parent[index]
         if up >= 0 and alive[index]:
             callers[index] = names[up] if annotations[up] else callers[up]
 
     groups = _groups(
-        [i for i in order if alive[i] and devices[i] == "CPU"],
-        names,
-        shapes,
-        annotations,
-        columns,
-        kept,
-        synchronous_cpu,
-        [d - c for d, c in zip(durations, children_ns, strict=True)],
-        [b - c for b, c in zip(cpu_memory, children_bytes, strict=True)],
-        kernels_ns,
-        callers,
+        nodes,
+        [i for i in order if alive[i] and nodes.devices[i] == "CPU"],
+        self_ns=[d - c for d, c in zip(durations, children_ns, strict=True)],
+        self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
+        callers=callers,
     )
     return Aggregation(
         groups=groups,
@@ -230,6 +237,28 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         device_event_count=device_event_count,
         threads=len(set(threads)),
     )
+
+
+def _link_runtime_events(nodes: _Nodes, correlation_ids: list[int]) -> None:
+    """Runtime events join the thread of the operator that launched them; kernels add
+    their time to its device time. A CPU-only profile links nothing: no index to build."""
+    links = nodes.links
+    if not any(links):
+        return
+    op_index = {
+        correlation_id: index
+        for index, (correlation_id, synchronous, linked) in enumerate(
+            zip(correlation_ids, nodes.synchronous_cpu, links, strict=True)
+        )
+        if synchronous and linked == 0
+    }
+    devices, threads, starts, ends = nodes.devices, nodes.threads, nodes.starts, nodes.ends
+    for index in [i for i, linked in enumerate(links) if linked > 0 and linked in op_index]:
+        op = op_index[links[index]]
+        if devices[index] in KERNEL_DEVICES:
+            nodes.kernels_ns[op] += ends[index] - starts[index]
+        elif devices[index] == "CPU":
+            threads[index] = threads[op]
 
 
 def _nest(nested: list[int], threads: list[int], starts: list[int], ends: list[int]) -> list[int]:
@@ -261,22 +290,17 @@ def _nest(nested: list[int], threads: list[int], starts: list[int], ends: list[i
 
 
 def _groups(
+    nodes: _Nodes,
     indices: list[int],
-    names: list[str],
-    shapes: list,
-    annotations: list[bool],
-    columns: EventColumns,
-    kept: int,
-    synchronous_cpu: list[bool],
     self_ns: list[int],
     self_bytes: list[int],
-    kernels_ns: list[int],
     callers: list[str | None],
 ) -> list[Group]:
-    """The CPU groups of the live events in ``indices`` (in order of first appearance).
+    """The groups of the live CPU nodes in ``indices`` (in order of first appearance).
 
-    Each event gets a group number first, then every total is a pass over those numbers.
+    Each node gets a group number first, then every total is a pass over those numbers.
     """
+    names, annotations, shapes = nodes.names, nodes.annotations, nodes.shapes
     keys = zip(
         map(names.__getitem__, indices),
         map(annotations.__getitem__, indices),
@@ -292,19 +316,17 @@ def _groups(
     groups = []
     for (name, annotation, _), number in numbers.items():
         index = first_index[number]
-        linked, activity = (
-            (columns.linked_ids[index], columns.activities[index]) if index < kept else (0, "")
-        )
-        groups.append(Group(name, shapes[index], _kind(name, annotation, linked, activity)))
+        kind = _kind(name, annotation, nodes.links[index], nodes.activities[index])
+        groups.append(Group(name, shapes[index], kind))
     for number, calls in Counter(ids).items():
         groups[number].calls = calls
 
-    timed = list(compress(indices, map(synchronous_cpu.__getitem__, indices)))
-    timed_ids = list(compress(ids, map(synchronous_cpu.__getitem__, indices)))
+    timed = list(compress(indices, map(nodes.synchronous_cpu.__getitem__, indices)))
+    timed_ids = list(compress(ids, map(nodes.synchronous_cpu.__getitem__, indices)))
     for attribute, values in (
         ("cpu_self_ns", self_ns),
         ("cpu_net_bytes", self_bytes),
-        ("device_self_ns", kernels_ns),
+        ("device_self_ns", nodes.kernels_ns),
     ):
         totals = [0] * len(groups)
         for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
