@@ -184,6 +184,7 @@ def test_opening_reports_progress_stage_by_stage(tmp_path):
     for stage in ("reading", "parsing", "grouping"):
         fractions = [done for name, done in heard if name == stage]
         assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert any(0 < done < 1 for name, done in heard if name == "grouping")  # it moves
 
 
 def test_progress_line_rewrites_one_line_and_erases_it():
