@@ -89,6 +89,11 @@ def validate_report(data: object, source: str) -> dict:
     return data
 
 
+def _json_array(texts: list) -> bytes:
+    """The JSON array of these JSON texts (bytes-like), without decoding them."""
+    return b"[" + b",".join(texts) + b"]"
+
+
 class PendingRows:
     """Rows of a report not decoded yet, as JSON arrays of ``ROW_BATCH`` rows, and the
     list they go to once decoded.
@@ -109,10 +114,7 @@ class PendingRows:
         """From the rows' JSON texts (bytes-like), in parts of ``size`` rows."""
         return cls(
             [
-                (
-                    b"[" + b",".join(texts[start : start + size]) + b"]",
-                    len(texts[start : start + size]),
-                )
+                (_json_array(texts[start : start + size]), len(texts[start : start + size]))
                 for start in range(0, len(texts), size)
             ],
             into,
@@ -153,9 +155,7 @@ def _first_page(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:
     except (ValueError, KeyError):
         return None
     document = {
-        key: decode_json(b"[" + b",".join(texts[:rows]) + b"]")
-        if key == "operators"
-        else decode_json(value)
+        key: decode_json(_json_array(texts[:rows])) if key == "operators" else decode_json(value)
         for key, value in top.items()
     }
     return document, PendingRows.of_texts(texts[rows:], into=document["operators"])

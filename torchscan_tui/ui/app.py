@@ -169,7 +169,11 @@ class TorchscanApp(RowBrowsing, App[None]):
             self.notify(message, title="Error", severity="error", timeout=10)
 
     def _drain(self) -> None:
-        """Apply every event that arrived since the last tick, in one batch."""
+        """Apply the events that arrived since the last tick, in one batch.
+
+        A batch is at most DRAIN_SLICE_S of work; the rest follows a moment later, after
+        waiting keys and a frame (rows sent as text are decoded here, a part at a time).
+        """
         self._tick += 1
         if not self._inbox:
             if self.state.running and self.show_clock:
@@ -182,10 +186,8 @@ class TorchscanApp(RowBrowsing, App[None]):
             budget -= 1
             event = self._inbox.popleft()
             if isinstance(event, RowTextsReceived):
-                wait = self._decode_from - time.monotonic()
-                if wait > 0:  # the app settles first: see DECODE_SETTLE_S
-                    self._inbox.appendleft(event)
-                    self.set_timer(wait, self._drain)
+                if time.monotonic() < self._decode_from:  # settle first: see DECODE_SETTLE_S
+                    self._inbox.appendleft(event)  # for a later tick
                     break
                 self._decoding.set(True)
                 event = RowsReceived(event.texts.decode())
@@ -223,7 +225,6 @@ class TorchscanApp(RowBrowsing, App[None]):
             self.notify(state.message, title="Cancelled", severity="warning")
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
-        self._refresh_bindings_when_changed()
         self._warm_up(self.view.warm_up(), first=True)
 
     def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
