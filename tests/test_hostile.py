@@ -185,7 +185,7 @@ def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
     pids_file = tmp_path / "pids"
     socket = f"torchscan-hup-{os.getpid()}"
     command = (
-        f"env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
+        f"exec env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
         f"{workloads / 'sleeps.py'} -- {pids_file}"
     )
     subprocess.run(
@@ -207,6 +207,14 @@ def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
     )
     try:
         pids = [int(pid) for pid in wait_for_file(pids_file).split()]
+        panes = subprocess.run(
+            ["tmux", "-L", socket, "list-panes", "-F", "#{pane_pid}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        app = int(panes.stdout.split()[0])  # exec: the pane's process is the app itself
     finally:
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
     assert gone_within(pids, 5)
+    assert gone_within([app], 5), "the app outlived its terminal"

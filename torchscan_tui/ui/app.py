@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
@@ -128,17 +129,36 @@ class TorchscanApp(RowBrowsing, App[None]):
 
     def on_mount(self) -> None:
         if self.handle_hangup:
-            # A closed terminal (SIGHUP, tmux server killed) or SIGTERM quits like q does.
-            loop = asyncio.get_running_loop()
-            for signum in (signal.SIGHUP, signal.SIGTERM):
-                loop.add_signal_handler(signum, self._hang_up)
+            # SIGTERM quits like q does; a closed terminal (SIGHUP) cannot: see _hung_up.
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
+            signal.signal(signal.SIGHUP, self._hung_up)
         self.watch_filter_input()
         self.table.focus()
         self.set_interval(DRAIN_INTERVAL, self._drain)
         self.start_run()
 
-    def _hang_up(self) -> None:
+    def _terminated(self) -> None:
         self.call_later(self.action_quit)
+
+    def _hung_up(self, signum: int, frame: object) -> None:
+        """The terminal is gone (SIGHUP: an SSH drop, a killed tmux server).
+
+        Quitting through the event loop, as for SIGTERM, never happened: the next frame
+        blocks the loop for good (Textual's writer thread dies on the closed terminal and
+        its queue fills), and the input thread spins on the dead terminal: the app lived
+        on at 40-120% CPU. So a thread cancels the run, waits for it as q does, cleans up
+        and ends the process; there is no terminal left to restore.
+        """
+        threading.Thread(target=self._leave_after_hangup, name="hangup", daemon=True).start()
+
+    def _leave_after_hangup(self) -> None:
+        self.source.cancel()
+        worker = self._run_worker
+        deadline = time.monotonic() + QUIT_WAIT_SECONDS
+        while worker is not None and not worker.is_finished and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.source.cleanup()
+        os._exit(128 + signal.SIGHUP)
 
     # Running --------------------------------------------------------------------------
 
