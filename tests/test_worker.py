@@ -133,3 +133,24 @@ def test_channel_codecs_agree_and_never_send_nan(codec, monkeypatch):
     assert decoded["rows"] == [{"cpu_self_seconds": None, "device_self_seconds": None, "calls": 3}]
     with pytest.raises(TypeError):
         protocol.encode({"type": "x", "bad": object()})
+
+
+def test_worker_exit_keeps_what_shutdown_promises(tmp_path):
+    """The worker skips module teardown, not the steps a workload can rely on at exit:
+    its non-daemon threads finish, its atexit callbacks run, buffered output is flushed."""
+    script = tmp_path / "leaves_work.py"
+    script.write_text(
+        "import atexit, sys, threading, time\n"
+        "def workload():\n"
+        f"    atexit.register(lambda: open({str(tmp_path / 'atexit')!r}, 'w').write('ran'))\n"
+        "    def late():\n"
+        "        time.sleep(0.3)\n"
+        f"        open({str(tmp_path / 'thread')!r}, 'w').write('done')\n"
+        "    threading.Thread(target=late).start()\n"
+        "    sys.stdout.write('no newline, still buffered')\n"
+    )
+    messages, code, stdout, _ = run_worker(script)
+    assert code == 0 and messages[-1]["type"] == "done"
+    assert (tmp_path / "thread").read_text() == "done"
+    assert (tmp_path / "atexit").read_text() == "ran"
+    assert stdout.endswith("no newline, still buffered")

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .protocol import ROW_BATCH_SIZE, ChannelWriter
+from .quick_exit import exit_without_teardown
 
 DEFAULT_CALLABLE = "workload"
 
@@ -204,4 +205,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    exit_without_teardown(main())
