@@ -34,6 +34,8 @@ def test_every_sample_workload_gives_a_report(sample, tmp_path):
     assert report["context"]["row_limit"] is None
     assert report["context"]["total_grouped_operators"] == len(report["operators"])
     assert report["run"]["complete"] is True
+    # No --trace: no trace written to a directory about to be removed, none recorded.
+    assert report["trace_path"] is None
 
 
 def test_memory_spike_peak_is_seen(tmp_path):

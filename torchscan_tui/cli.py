@@ -12,6 +12,7 @@ import signal
 import sys
 import threading
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
@@ -152,7 +153,7 @@ def run_headless(
         if isinstance(event, OutputLine):
             print(event.text, file=sys.stderr, flush=True)
 
-    session = Session(config, show)
+    session = Session(replace(config, private_trace=False), show)
     finished: list[RunFinished] = []
     runner = threading.Thread(target=lambda: finished.append(session.run()), daemon=True)
     previous = {

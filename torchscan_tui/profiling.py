@@ -7,7 +7,6 @@ for the schema) so that it can be saved, streamed and reopened without torch.
 
 from __future__ import annotations
 
-import json
 import os
 import resource
 import shutil
@@ -21,6 +20,7 @@ from . import diagnostics as diag
 from .aggregate import aggregate_events
 from .events import RawEvent
 from .gcpause import gc_paused
+from .jsonio import is_json
 from .ranking import build_rows, self_time_sums
 from .report import SCHEMA_NAME, SCHEMA_VERSION
 from .trace_writer import dumps_chrome_trace
@@ -134,12 +134,9 @@ def export_trace_atomically(
         profiler.export_chrome_trace(str(staged))
         if not staged.exists():
             raise OSError(f"torch.profiler wrote no trace for {destination}")
-        try:
-            with open(staged, "rb") as handle:
-                json.load(handle)
-        except ValueError:
+        if not is_json(staged.read_bytes()):
             if raw_events is None:
-                raise
+                raise ValueError(f"torch.profiler wrote a trace that is not JSON: {destination}")
             staged.write_text(dumps_chrome_trace(raw_events), encoding="utf-8")
             used_fallback = True
         os.chmod(staged, 0o600)

@@ -33,6 +33,10 @@ class RunConfig:
     device: str = "auto"
     row_limit: int | None = None
     trace_path: str | None = None
+    # With no trace_path, the worker still writes a trace into the run's private
+    # directory, for the app's trace export (t). A headless run says no: the directory
+    # is removed when the run ends, so the trace would be written only to be deleted.
+    private_trace: bool = True
     python: str = sys.executable
     grace_seconds: float = 1.0
 
@@ -326,7 +330,7 @@ class Session:
         script = self.config.script
         self._emit(PhaseChanged("profiling"))
         trace_path = self.config.trace_path
-        if trace_path is None:
+        if trace_path is None and self.config.private_trace:
             self._private_dir = tempfile.mkdtemp(prefix="torchscan-tui-")
             trace_path = os.path.join(self._private_dir, "trace.json")
         channel_read, channel_write = os.pipe()
