@@ -6,6 +6,10 @@ they feed hand-built CUDA-shaped events (named *_mock_gpu) through the same grou
 
 from __future__ import annotations
 
+import enum
+import threading
+import types
+
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -74,6 +78,88 @@ def test_agrees_on_many_shapes():
     aggregation = _compare(_profile(shapes))
     matmuls = [g for g in aggregation.groups if g.operator == "aten::mm"]
     assert len(matmuls) == 39
+
+
+def _asking_every_event(kineto_results):
+    """The reference extraction: every field asked of every event, nothing inferred."""
+    return [
+        RawEvent(
+            event.name(),
+            str(event.device_type()).rsplit(".", 1)[-1],
+            event.is_async() or event.start_thread_id() != event.end_thread_id(),
+            event.start_thread_id(),
+            event.start_ns(),
+            event.end_ns(),
+            event.correlation_id(),
+            event.linked_correlation_id(),
+            event.shapes() if str(event.device_type()).endswith("CPU") else [],
+            event.is_user_annotation(),
+            event.activity_type(),
+            event.nbytes() if event.name() == "[memory]" else 0,
+            event.is_hidden_event(),
+        )
+        for event in kineto_results.events()
+    ]
+
+
+def test_extraction_skips_only_calls_whose_answer_is_known():
+    """Ops, record_function ranges, [memory] instants and a second thread: the events
+    read with the shortcuts equal the events asked everything; without a device activity
+    the correlation ids are 0 and the groups are the same."""
+
+    def work():
+        _training_steps()
+        thread = threading.Thread(target=lambda: torch.ones(64, 64).sum())
+        thread.start()
+        thread.join()
+
+    results = _profile(work).profiler.kineto_results
+    reference = _asking_every_event(results)
+    assert {event.is_user_annotation for event in reference} == {True, False}
+    assert any(event.name == "[memory]" for event in reference)
+    assert extract_raw_events(results) == reference
+    cpu_only = extract_raw_events(results, device_activity=False)
+    assert cpu_only == [e._replace(correlation_id=0, linked_correlation_id=0) for e in reference]
+    assert aggregate_events(cpu_only) == aggregate_events(reference)
+
+
+_DeviceType = enum.Enum("DeviceType", ["CPU", "CUDA"])
+
+
+class _FakeKinetoEvent:
+    """A Kineto event as the results hand it out, for what a CPU machine cannot record."""
+
+    def __init__(self, name, activity, device, annotation=False, nbytes=0, corr=0, linked=0):
+        self._fields = dict(name=name, activity_type=activity, nbytes=nbytes)
+        self._fields.update(correlation_id=corr, linked_correlation_id=linked)
+        self._fields.update(is_user_annotation=annotation, is_hidden_event=False)
+        self._fields.update(is_async=False, start_thread_id=1, end_thread_id=1, shapes=[])
+        self._fields.update(start_ns=10, end_ns=20)
+        self._device = device
+
+    def device_type(self):
+        return _DeviceType[self._device]
+
+    def __getattr__(self, method):
+        return lambda: self._fields[method]
+
+
+def test_extraction_asks_the_device_of_memory_runtime_and_kernel_events_mock_gpu():
+    """A CUDA allocation's [memory] instant is a cpu_instant_event on the CUDA device:
+    only torch ops have a device known from their activity."""
+    events = [
+        _FakeKinetoEvent("[memory]", "cpu_instant_event", "CUDA", nbytes=512),
+        _FakeKinetoEvent("cudaLaunchKernel", "cuda_runtime", "CPU", corr=7, linked=3),
+        _FakeKinetoEvent("gemm", "kernel", "CUDA", corr=8, linked=3),
+        _FakeKinetoEvent("marker", "gpu_user_annotation", "CUDA", annotation=True),
+        _FakeKinetoEvent("aten::mm", "cpu_op", "CPU", corr=3),
+    ]
+    results = types.SimpleNamespace(events=lambda: events)
+    raw = extract_raw_events(results)
+    assert [e.device_type for e in raw] == ["CUDA", "CPU", "CUDA", "CUDA", "CPU"]
+    assert [e.nbytes for e in raw] == [512, 0, 0, 0, 0]
+    assert [e.is_user_annotation for e in raw] == [False, False, False, True, False]
+    assert [(e.correlation_id, e.linked_correlation_id) for e in raw][1:3] == [(7, 3), (8, 3)]
 
 
 def _event(name, device, start, end, corr=0, linked=0, thread=1, shapes=None, **extra):
