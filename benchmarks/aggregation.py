@@ -49,9 +49,11 @@ def torch_baseline(prof) -> dict:
 
 
 def ours(prof) -> dict:
-    """What profile_workload does after the profiler stops (collector paused, as there)."""
+    """What profile_workload does after the profiler stops (collector paused, as there;
+    a CPU-only profile has no device activity, so no correlation ids are read)."""
     with gc_paused():
-        aggregation = aggregate_events(extract_raw_events(prof.profiler.kineto_results))
+        events = extract_raw_events(prof.profiler.kineto_results, device_activity=False)
+        aggregation = aggregate_events(events)
     return {(g.operator, str(g.input_shapes)): g for g in aggregation.groups}
 
 
