@@ -37,3 +37,16 @@ def test_is_json_agrees_with_the_stdlib(data, codec, monkeypatch):
     if codec == "stdlib":
         monkeypatch.setattr(jsonio, "msgspec", None)
     assert jsonio.is_json(data) == stdlib_verdict(data)
+
+
+def test_a_file_read_whole_or_in_chunks_is_the_same_bytes(tmp_path, monkeypatch):
+    path = tmp_path / "big.json"
+    path.write_bytes(bytes(range(256)) * 40_000)  # 10 MiB: three chunks of 4 MiB
+    heard: list[float] = []
+    whole = jsonio.read_bytes(str(path), lambda stage, done: heard.append(done))
+    assert heard == [1.0]
+    monkeypatch.setattr(jsonio, "WHOLE_READ_LIMIT", 0)  # as a file too big to read at once
+    heard.clear()
+    chunked = jsonio.read_bytes(str(path), lambda stage, done: heard.append(done))
+    assert chunked == whole == path.read_bytes()
+    assert len(heard) == 3 and heard == sorted(heard) and heard[-1] == 1.0

@@ -22,6 +22,9 @@ Progress = Callable[[str, float], None]
 """``progress(stage, fraction)``: stage is "reading" or "parsing", fraction 0..1."""
 
 READ_CHUNK = 4 << 20
+# Plain files up to this size are read in one call: half the time of chunks joined (one
+# allocation, no copy; 30 vs 70 ms for 37 MiB here) and quick enough not to need progress.
+WHOLE_READ_LIMIT = 256 << 20
 
 
 def no_progress(stage: str, fraction: float) -> None:
@@ -29,8 +32,14 @@ def no_progress(stage: str, fraction: float) -> None:
 
 
 def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
-    """The file's (decompressed, for ``.gz``) bytes, read in chunks, reporting the fraction."""
+    """The file's (decompressed, for ``.gz``) bytes; a big or compressed file is read in
+    chunks, reporting the fraction done."""
     total = max(os.path.getsize(path), 1)
+    if not path.endswith(".gz") and total <= WHOLE_READ_LIMIT:
+        with open(path, "rb") as raw:
+            data = raw.read()
+        progress("reading", 1.0)
+        return data
     chunks = []
     with open(path, "rb") as raw:
         stream = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
