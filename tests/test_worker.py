@@ -148,6 +148,7 @@ def test_worker_exit_keeps_what_shutdown_promises(tmp_path):
         f"        open({str(tmp_path / 'thread')!r}, 'w').write('done')\n"
         "    threading.Thread(target=late).start()\n"
         "    sys.stdout.write('no newline, still buffered')\n"
+        "    sys.stderr = object()  # a workload may leave the streams in any state\n"
     )
     messages, code, stdout, _ = run_worker(script)
     assert code == 0 and messages[-1]["type"] == "done"

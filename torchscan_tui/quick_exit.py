@@ -31,8 +31,7 @@ def exit_without_teardown(code: int) -> NoReturn:
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:
-            if stream is not None:
-                stream.flush()
-        except (OSError, ValueError):  # a closed or broken stream: nothing more to say
+            stream.flush()
+        except Exception:  # noqa: BLE001 - closed, broken or replaced: shutdown ignores it too
             pass
     os._exit(code)
