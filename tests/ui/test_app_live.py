@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import os
+import tempfile
+from pathlib import Path
 
 from conftest import WORKLOADS
 from textual.widgets import Input
@@ -35,6 +37,10 @@ async def test_live_run_of_a_real_workload_then_export(wait, tmp_path):
     assert not os.path.exists(trace)  # the private directory is gone after quit
 
 
+def private_dirs() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("torchscan-tui-*"))
+
+
 async def test_live_failure_shows_the_workloads_error(wait):
     config = RunConfig(script=str(WORKLOADS / "raises.py"), device="cpu")
     app = create_app(config=config)
@@ -44,3 +50,15 @@ async def test_live_failure_shows_the_workloads_error(wait):
         assert "ValueError: boom from the workload" in app.state.message
         assert "raises.py" in app.state.message
         assert any("Traceback" in line for line in app.state.log.lines)
+
+
+async def test_an_app_left_without_q_still_removes_its_private_files(wait):
+    """An error, or a test leaving run_test, ends the app without q: the trace kept for
+    t must not stay behind in the temporary directory."""
+    before = private_dirs()
+    app = create_app(config=RunConfig(script=str(WORKLOADS / "tiny.py"), device="cpu"))
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot, timeout=120)
+        assert app.state.phase == "done", app.state.message
+        assert private_dirs() - before  # the run's private directory, with the trace
+    assert not private_dirs() - before

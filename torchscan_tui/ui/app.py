@@ -137,6 +137,13 @@ class TorchscanApp(RowBrowsing, App[None]):
         self.set_interval(DRAIN_INTERVAL, self._drain)
         self.start_run()
 
+    def on_unmount(self) -> None:
+        """However the app ends (q, an error, a test leaving ``run_test``), the run goes
+        with it: its processes are cancelled and its private files (the trace kept for
+        ``t``) removed. After q both are done already; doing them again is harmless."""
+        self.source.cancel()
+        self.source.cleanup()
+
     def _terminated(self) -> None:
         self.call_later(self.action_quit)
 
