@@ -9,15 +9,14 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .private_dir import PrivateDir
 from .process import CommandResult, MeasuredCommand
 from .protocol import read_messages
 from .report import SCHEMA_NAME, SCHEMA_VERSION, PendingRows
@@ -245,7 +244,7 @@ class Session:
         self._current: MeasuredCommand | None = None
         self._stderr_tail = _Tail()
         self.report = empty_report(config)
-        self._private_dir: str | None = None
+        self._private_dir: PrivateDir | None = None
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -257,11 +256,11 @@ class Session:
     @property
     def private_dir(self) -> str | None:
         """A directory this run owns (the worker's trace goes there); see :meth:`cleanup`."""
-        return self._private_dir
+        return self._private_dir.path if self._private_dir is not None else None
 
     def cleanup(self) -> None:
         if self._private_dir is not None:
-            shutil.rmtree(self._private_dir, ignore_errors=True)
+            self._private_dir.remove()
             self._private_dir = None
 
     def _start(self, command: MeasuredCommand) -> MeasuredCommand | None:
@@ -331,8 +330,8 @@ class Session:
         self._emit(PhaseChanged("profiling"))
         trace_path = self.config.trace_path
         if trace_path is None and self.config.private_trace:
-            self._private_dir = tempfile.mkdtemp(prefix="torchscan-tui-")
-            trace_path = os.path.join(self._private_dir, "trace.json")
+            self._private_dir = PrivateDir()
+            trace_path = os.path.join(self._private_dir.path, "trace.json")
         channel_read, channel_write = os.pipe()
         try:
             worker = self._start(
