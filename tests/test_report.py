@@ -94,7 +94,7 @@ def test_a_first_page_then_the_rest_decode_to_the_full_report(extra):
     assert len(nothing_left) == 0
     report, pending = decode_report(data, "r.json", first_page=200)
     assert len(report["operators"]) == 200 and len(pending) == 2300
-    parts = pending.split()
+    parts = list(pending.split())
     assert [len(part) for part in parts] == [1000, 1000, 300] and len(pending) == 0
     decoded = [row for part in parts for row in part.decode()]
     assert decoded == full["operators"][200:]
