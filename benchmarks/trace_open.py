@@ -13,7 +13,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from torchscan_tui.trace_import import open_profile
+from torchscan_tui.opening import open_profile
 
 from ._timing import benchmark_args, interleaved, report
 from .aggregation import make_profile

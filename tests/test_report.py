@@ -8,6 +8,7 @@ import math
 import pytest
 
 from torchscan_tui.atomic import DestinationExists, ExportError
+from torchscan_tui.opening import open_profile_paged
 from torchscan_tui.report import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
@@ -16,7 +17,6 @@ from torchscan_tui.report import (
     load_report,
     save_report,
 )
-from torchscan_tui.trace_import import open_profile_paged
 
 
 def minimal(**extra):

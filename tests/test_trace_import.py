@@ -15,10 +15,10 @@ import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from torchscan_tui import jsonio, trace_decode
+from torchscan_tui.opening import open_profile
 from torchscan_tui.progress_line import ProgressLine
 from torchscan_tui.report import ReportError, save_report
 from torchscan_tui.trace_decode import DecodedTrace, decode_trace
-from torchscan_tui.trace_import import open_profile
 
 DATA = Path(__file__).parent / "data"
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table
 from .gcpause import freeze_long_lived, gc_paused
+from .opening import open_profile_paged, traces_in
 from .progress_line import ProgressLine
 from .report import FIRST_PAGE_ROWS, PendingRows, ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
-from .trace_import import open_profile_paged, traces_in
 
 EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1

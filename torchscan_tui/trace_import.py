@@ -14,30 +14,21 @@ from __future__ import annotations
 import os
 from itertools import repeat
 from operator import add, attrgetter
-from pathlib import Path
 
 from . import diagnostics as diag
 from .aggregate import aggregate_events
 from .events import FILTERED_NAMES, MEMORY_EVENT_NAME, EventColumns, RawEvent
-from .gcpause import gc_paused
 from .jsonio import Progress, decode_json, no_progress
 from .ranking import build_rows, self_time_sums
 from .report import (
-    FIRST_PAGE_ROWS,
     SCHEMA_NAME,
     SCHEMA_VERSION,
-    PendingRows,
     ReportError,
-    decode_report,
-    not_json,
-    read_file,
-    validate_report,
 )
-from .trace_decode import DecodedTrace, decode_trace
+from .trace_decode import DecodedTrace
 
 DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
 SKIPPED_CATEGORIES = frozenset({"Trace", "ac2g", "python_function"})
-TRACE_SUFFIXES = (".json", ".json.gz")
 ANNOTATION_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
 NO_SHAPES = b"[]"
 # Of the "grouping" stage, the share spent turning events into columns (measured: a third).
@@ -219,64 +210,3 @@ def report_from_trace(trace: DecodedTrace, source: str, progress: Progress = no_
         "workload": {"script": None, "host_name": trace.host_name},
         "run": {"complete": True},
     }
-
-
-def traces_in(folder: Path) -> list[Path]:
-    """The trace files of a ``tensorboard_trace_handler`` directory, newest first."""
-    traces = [p for p in folder.iterdir() if p.is_file() and p.name.endswith(TRACE_SUFFIXES)]
-    if not traces:
-        raise ReportError(f"{folder} holds no .json or .json.gz trace: pick a trace file")
-    return sorted(traces, key=lambda path: path.stat().st_mtime, reverse=True)
-
-
-def newest_trace_in(folder: Path) -> Path:
-    return traces_in(folder)[0]
-
-
-def looks_like_report(data: bytes) -> bool:
-    """Whether the file starts as our reports do (the schema key first): then the trace
-    decoder's pass over it would be wasted. A file that does not is still read right."""
-    return f'"schema": "{SCHEMA_NAME}"'.encode() in data[:256]
-
-
-def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[dict, str]:
-    """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
-
-    Returns the report and the file it came from; ``progress(stage, fraction)`` hears of
-    reading, parsing and grouping. Raises ReportError with a one-line message for anything
-    else.
-    """
-    report, source, _ = open_profile_paged(path, progress, first_page=None)
-    return report, source
-
-
-def open_profile_paged(
-    path: str | os.PathLike,
-    progress: Progress = no_progress,
-    first_page: int | None = FIRST_PAGE_ROWS,
-) -> tuple[dict, str, PendingRows]:
-    """As :func:`open_profile`, but a saved report's rows past the first ``first_page``
-    come back undecoded, for the caller to decode once the first rows are on screen.
-    """
-    location = Path(path)
-    if location.is_dir():
-        location = newest_trace_in(location)
-    source = str(location)
-    with gc_paused():
-        data = read_file(source, progress)
-        try:
-            if looks_like_report(data):
-                progress("parsing", 0.0)
-                report, pending = decode_report(data, source, first_page)
-                progress("parsing", 1.0)
-                return report, source, pending
-            document = decode_trace(data, progress)
-        except ValueError as exc:
-            raise not_json(source, exc) from None
-        del data
-        if isinstance(document, DecodedTrace):
-            progress("grouping", 0.0)
-            report = report_from_trace(document, source, progress)
-            progress("grouping", 1.0)
-            return report, source, PendingRows()
-        return validate_report(document, source), source, PendingRows()

@@ -7,8 +7,8 @@ import csv
 from replay import make_row, replay_source
 from textual.widgets import Input
 
+from torchscan_tui.opening import open_profile, open_profile_paged
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
-from torchscan_tui.trace_import import open_profile, open_profile_paged
 from torchscan_tui.ui.app import create_app
 
 

@@ -16,6 +16,7 @@ import time
 from collections import deque
 from collections.abc import Iterable, Iterator
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from textual import on, work
@@ -36,9 +37,6 @@ from ..session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
 from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .row_browsing import RowBrowsing
-from .screens.chart_screen import ChartScreen
-from .screens.export_dialog import ExportDialog, ExportRequest
-from .screens.help_screen import HelpScreen
 from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
 from .widgets.filter_bar import FilterBar
@@ -48,6 +46,10 @@ from .widgets.operator_table import OperatorTable
 from .widgets.rss_panel import RssPanel
 from .widgets.run_header import RunHeader
 from .widgets.status_bar import StatusBar
+
+# The screens (help, chart, export dialog) load when first opened: ~16 ms of start-up.
+if TYPE_CHECKING:
+    from .screens.export_dialog import ExportRequest
 
 DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
@@ -365,6 +367,8 @@ class TorchscanApp(RowBrowsing, App[None]):
         pane.display = not pane.display
 
     def action_help(self) -> None:
+        from .screens.help_screen import HelpScreen
+
         self.push_screen(HelpScreen())
 
     def action_chart(self) -> None:
@@ -379,6 +383,8 @@ class TorchscanApp(RowBrowsing, App[None]):
         scope = f"{len(rows):,} rows" + (
             f", filter {self.view.filter.text!r}" if self.view.filter.text else ""
         )
+        from .screens.chart_screen import ChartScreen
+
         self.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
 
     # Exports --------------------------------------------------------------------------
@@ -387,8 +393,19 @@ class TorchscanApp(RowBrowsing, App[None]):
         rows = self.view.rows_to_export(self.table.cursor)
         what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
         notes = [f"Exports {what}. The format follows the extension: .csv, .json or .md."]
-        dialog = ExportDialog("Export rows", "torchscan-rows.csv", notes, validate=format_for)
-        self.push_screen(dialog, partial(self._export_rows_to, rows))
+        self._ask_where(
+            "Export rows",
+            "torchscan-rows.csv",
+            notes,
+            partial(self._export_rows_to, rows),
+            format_for,
+        )
+
+    def _ask_where(self, title: str, name: str, notes: list[str], then, validate=None) -> None:
+        """The export dialog; ``then`` gets the request, or None when it was cancelled."""
+        from .screens.export_dialog import ExportDialog
+
+        self.push_screen(ExportDialog(title, name, notes, validate=validate), then)
 
     def _export_rows_to(self, rows: list[dict], request: ExportRequest | None) -> None:
         if request is not None:
@@ -399,8 +416,7 @@ class TorchscanApp(RowBrowsing, App[None]):
         if not has_device_time(self.view.rows):
             notes.append("This trace holds no device (GPU) activity: only CPU-side events.")
         notes.append(TRACE_PRIVACY_NOTE + " The file is created readable by you only (0600).")
-        dialog = ExportDialog("Export Chrome trace", "torchscan-trace.json", notes)
-        self.push_screen(dialog, self._export_trace_to)
+        self._ask_where("Export Chrome trace", "torchscan-trace.json", notes, self._export_trace_to)
 
     def _export_trace_to(self, request: ExportRequest | None) -> None:
         source = self.state.trace_path
@@ -408,12 +424,12 @@ class TorchscanApp(RowBrowsing, App[None]):
             self._write_export(partial(copy_trace, source), request, "the trace")
 
     def action_save_report(self) -> None:
-        dialog = ExportDialog(
+        self._ask_where(
             "Save the session as a report",
             "torchscan-report.json",
             ["Reopen it later with: torchscan-tui torchscan-report.json"],
+            self._save_report_to,
         )
-        self.push_screen(dialog, self._save_report_to)
 
     def _save_report_to(self, request: ExportRequest | None) -> None:
         report = self.state.report
