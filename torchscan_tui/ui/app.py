@@ -26,7 +26,6 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from ..atomic import ExportError
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
 from ..gcpause import GcBurst, freeze_long_lived
 from ..memory import return_free_memory
@@ -36,6 +35,7 @@ from ..run_state import RunState
 from ..session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
 from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
+from .exporting import Exporting
 from .row_browsing import RowBrowsing
 from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
@@ -69,7 +69,7 @@ WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 
 
-class TorchscanApp(RowBrowsing, App[None]):
+class TorchscanApp(RowBrowsing, Exporting, App[None]):
     """One screen: header, peak RSS, filter, operator table, detail and log panes."""
 
     CSS_PATH = "app.tcss"
@@ -393,7 +393,7 @@ class TorchscanApp(RowBrowsing, App[None]):
         rows = self.view.rows_to_export(self.table.cursor)
         what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
         notes = [f"Exports {what}. The format follows the extension: .csv, .json or .md."]
-        self._ask_where(
+        self.ask_where(
             "Export rows",
             "torchscan-rows.csv",
             notes,
@@ -401,30 +401,24 @@ class TorchscanApp(RowBrowsing, App[None]):
             format_for,
         )
 
-    def _ask_where(self, title: str, name: str, notes: list[str], then, validate=None) -> None:
-        """The export dialog; ``then`` gets the request, or None when it was cancelled."""
-        from .screens.export_dialog import ExportDialog
-
-        self.push_screen(ExportDialog(title, name, notes, validate=validate), then)
-
     def _export_rows_to(self, rows: list[dict], request: ExportRequest | None) -> None:
         if request is not None:
-            self._write_export(partial(export_rows, rows), request, f"{len(rows)} row(s)")
+            self.write_export(partial(export_rows, rows), request, f"{len(rows)} row(s)")
 
     def action_export_trace(self) -> None:
         notes = [f"{note['code']}: {note['message']}" for note in self.state.diagnostics]
         if not has_device_time(self.view.rows):
             notes.append("This trace holds no device (GPU) activity: only CPU-side events.")
         notes.append(TRACE_PRIVACY_NOTE + " The file is created readable by you only (0600).")
-        self._ask_where("Export Chrome trace", "torchscan-trace.json", notes, self._export_trace_to)
+        self.ask_where("Export Chrome trace", "torchscan-trace.json", notes, self._export_trace_to)
 
     def _export_trace_to(self, request: ExportRequest | None) -> None:
         source = self.state.trace_path
         if request is not None and source:
-            self._write_export(partial(copy_trace, source), request, "the trace")
+            self.write_export(partial(copy_trace, source), request, "the trace")
 
     def action_save_report(self) -> None:
-        self._ask_where(
+        self.ask_where(
             "Save the session as a report",
             "torchscan-report.json",
             ["Reopen it later with: torchscan-tui torchscan-report.json"],
@@ -434,16 +428,7 @@ class TorchscanApp(RowBrowsing, App[None]):
     def _save_report_to(self, request: ExportRequest | None) -> None:
         report = self.state.report
         if request is not None and report is not None:
-            self._write_export(partial(save_report, report), request, "the report")
-
-    @work(thread=True, group="export", exit_on_error=False)
-    def _write_export(self, write, request: ExportRequest, what: str) -> None:
-        try:
-            written = write(request.path, overwrite=request.overwrite)
-        except ExportError as exc:
-            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
-            return
-        self.call_from_thread(self.notify, f"Wrote {what} to {written}", title="Exported")
+            self.write_export(partial(save_report, report), request, "the report")
 
     # Run control ----------------------------------------------------------------------
 

@@ -7,30 +7,32 @@ marked ``new`` or ``gone``. The filter, selection and export keys work as in the
 from __future__ import annotations
 
 from functools import partial
+from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
 from rich.text import Text
-from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from ..atomic import ExportError
 from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from ..export import export_rows, format_for
 from ..formatting import format_seconds
 from ..rows import RowView, Sort
 from ..shares import FIELD_LABELS, chart_fields, delta_bars
 from ..text import neutralise_controls
+from .exporting import Exporting
 from .row_browsing import RowBrowsing
 from .screens.chart_screen import ChartScreen
-from .screens.export_dialog import ExportDialog, ExportRequest
 from .screens.help_screen import HelpScreen
 from .widgets.charts import delta_chart
 from .widgets.compare_table import CompareTable
 from .widgets.filter_bar import FilterBar
 from .widgets.key_footer import KeyFooter
 from .widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from .screens.export_dialog import ExportRequest
 
 COMPARE_KEYS = [
     ("/", "filter (escape leaves): words, [8, 64], 8x64, [*, 64], kind:runtime"),
@@ -44,7 +46,7 @@ COMPARE_KEYS = [
 ]
 
 
-class CompareApp(RowBrowsing, App[None]):
+class CompareApp(RowBrowsing, Exporting, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui compare"
     BINDINGS = [
@@ -142,24 +144,15 @@ class CompareApp(RowBrowsing, App[None]):
     def action_export_rows(self) -> None:
         rows = [flat_row(row) for row in self.view.rows_to_export(self.table.cursor)]
         notes = [f"Exports {len(rows)} compare row(s): .csv, .json or .md."]
-        dialog = ExportDialog(
-            "Export compare rows", "torchscan-compare.csv", notes, validate=format_for
+        self.ask_where(
+            "Export compare rows",
+            "torchscan-compare.csv",
+            notes,
+            partial(self._export_to, rows),
+            format_for,
         )
-        self.push_screen(dialog, partial(self._export_to, rows))
 
     def _export_to(self, rows: list[dict], request: ExportRequest | None) -> None:
         if request is not None:
-            self._write(rows, request)
-
-    @work(thread=True, group="export", exit_on_error=False)
-    def _write(self, rows: list[dict], request: ExportRequest) -> None:
-        try:
-            written = export_rows(
-                rows, request.path, overwrite=request.overwrite, columns=FLAT_COLUMNS
-            )
-        except ExportError as exc:
-            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
-            return
-        self.call_from_thread(
-            self.notify, f"Wrote {len(rows)} row(s) to {written}", title="Exported"
-        )
+            write = partial(export_rows, rows, columns=FLAT_COLUMNS)
+            self.write_export(write, request, f"{len(rows)} row(s)")

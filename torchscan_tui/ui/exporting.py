@@ -1,0 +1,45 @@
+"""Asking where to export, then writing there off the UI thread: both apps' export keys.
+
+A mixin for an App. The export dialog loads when first opened (it is not needed to show
+a profile, and start-up is measured).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from textual import work
+
+from ..atomic import ExportError
+
+if TYPE_CHECKING:
+    from .screens.export_dialog import ExportRequest
+
+Write = Callable[..., object]
+"""``write(path, overwrite=...)``: writes the export atomically and returns the path."""
+
+
+class Exporting:
+    def ask_where(
+        self,
+        title: str,
+        name: str,
+        notes: list[str],
+        then: Callable[[ExportRequest | None], None],
+        validate: Callable[[str], object] | None = None,
+    ) -> None:
+        """The export dialog; ``then`` gets the request, or None when it was cancelled."""
+        from .screens.export_dialog import ExportDialog
+
+        self.push_screen(ExportDialog(title, name, notes, validate=validate), then)
+
+    @work(thread=True, group="export", exit_on_error=False)
+    def write_export(self, write: Write, request: ExportRequest, what: str) -> None:
+        """Write in a thread (a big export must not freeze the screen), then say how it went."""
+        try:
+            written = write(request.path, overwrite=request.overwrite)
+        except ExportError as exc:
+            self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
+            return
+        self.call_from_thread(self.notify, f"Wrote {what} to {written}", title="Exported")
