@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
@@ -190,6 +191,7 @@ class ReportSource:
             emit(event)
         for part in self.pending.split():
             emit(RowTextsReceived(part))
+            time.sleep(0)  # each part is copied here: let the app paint between them
         emit(_finished(self.report, total))
 
     def cancel(self) -> None:
