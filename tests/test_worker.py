@@ -155,3 +155,15 @@ def test_worker_exit_keeps_what_shutdown_promises(tmp_path):
     assert (tmp_path / "thread").read_text() == "done"
     assert (tmp_path / "atexit").read_text() == "ran"
     assert stdout.endswith("no newline, still buffered")
+
+
+def test_rows_go_out_before_the_trace_is_written_then_its_path(workloads, tmp_path):
+    """Writing a big trace takes 0.5-1 s: the rows do not wait for it."""
+    trace = tmp_path / "t.json"
+    messages, code, _, _ = run_worker(workloads / "tiny.py", "--trace", str(trace))
+    assert code == 0 and trace.exists()
+    kinds = [m.get("phase", m["type"]) for m in messages]
+    assert kinds[-4:] == ["rows", "tracing", "meta", "done"]
+    first, second = [m for m in messages if m["type"] == "meta"]
+    assert first["trace_path"] is None and second["trace_path"] == str(trace)
+    assert second["context"] == first["context"]

@@ -174,6 +174,7 @@ def profile_workload(
     trace_path: str | os.PathLike | None = None,
     row_limit: int | None = None,
     on_progress: ProgressCallback | None = None,
+    on_rows: Callable[[dict], None] | None = None,
 ) -> dict:
     """Execute ``fn`` once under torch.profiler and return the ranked operator report.
 
@@ -181,6 +182,10 @@ def profile_workload(
     counts, CPU and device self time in seconds (device time is ``None`` where it was not
     measured) and CPU net allocation bytes. If ``fn`` raises, the profiler is still
     stopped and a :class:`WorkloadError` carrying the partial report is raised.
+
+    ``on_rows(report)`` is called once the rows are ranked, before the trace is written
+    (0.5-1 s for 100k events): a caller that streams the rows need not wait for it. The
+    same report then gains ``trace_path`` (and a note if the trace had to be rewritten).
     """
     import torch
     from torch.profiler import ProfilerActivity, profile
@@ -247,6 +252,8 @@ def profile_workload(
         "totals": {},
         "trace_path": None,
     }
+    if on_rows is not None:
+        on_rows(report)
     if trace_path is not None:
         written, used_fallback = export_trace_atomically(prof, trace_path, raw_events)
         report["trace_path"] = str(written)

@@ -6,6 +6,8 @@ can be taken for a message. Message types, in the order a worker sends them:
   {"type": "phase", "phase": "loading" | "profiling" | "aggregating" | "sending"}
   {"type": "meta", "context": {...}, "diagnostics": [...], "totals": {...}, "trace_path": ...}
   {"type": "rows", "rows": [...]}                 rank order, in batches
+  {"type": "phase", "phase": "tracing"}           with a trace to write, after the rows:
+  {"type": "meta", ...}                           again, now with its trace_path
   {"type": "error", "kind": "load" | "workload" | "internal", "message": str,
    "traceback": str, "exit_code": int | None}     the one-line message first
   {"type": "done"}                                 nothing follows

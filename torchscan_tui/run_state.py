@@ -21,7 +21,9 @@ from .session import (
     RunFinished,
 )
 
-RUNNING_PHASES = frozenset({"starting", "measuring", "profiling", "aggregating", "receiving"})
+RUNNING_PHASES = frozenset(
+    {"starting", "measuring", "profiling", "aggregating", "receiving", "tracing"}
+)
 PHASE_LABELS = {
     "starting": "starting",
     "measuring": "running the workload for peak RSS",
@@ -29,6 +31,7 @@ PHASE_LABELS = {
     "loading": "profiling (loading the script)",
     "aggregating": "profiling (grouping events)",
     "receiving": "receiving rows",
+    "tracing": "writing the trace",
     "done": "done",
     "failed": "failed",
     "cancelled": "cancelled",

@@ -59,7 +59,8 @@ class RunConfig:
 
 @dataclass(frozen=True)
 class PhaseChanged:
-    phase: str  # starting, measuring, profiling, aggregating, receiving, done, failed, cancelled
+    phase: str  # starting, measuring, profiling, aggregating, receiving, tracing, done,
+    # failed, cancelled
 
 
 @dataclass(frozen=True)

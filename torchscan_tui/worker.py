@@ -76,18 +76,20 @@ def load_workload(script: str, callable_name: str | None) -> tuple[Callable[[], 
     return (lambda: runpy.run_path(script, run_name="__main__")), "whole script as __main__"
 
 
+def meta_message(report: dict) -> dict:
+    return {
+        "type": "meta",
+        "context": report["context"],
+        "diagnostics": report["diagnostics"],
+        "totals": report["totals"],
+        "trace_path": report["trace_path"],
+    }
+
+
 def send_report(channel: ChannelWriter, report: dict, batch_size: int = ROW_BATCH_SIZE) -> None:
     """Meta first (so the UI knows M), then the rows in rank order, in batches."""
     channel.send({"type": "phase", "phase": "sending"})
-    channel.send(
-        {
-            "type": "meta",
-            "context": report["context"],
-            "diagnostics": report["diagnostics"],
-            "totals": report["totals"],
-            "trace_path": report["trace_path"],
-        }
-    )
+    channel.send(meta_message(report))
     rows = report["operators"]
     for start in range(0, len(rows), batch_size):
         channel.send({"type": "rows", "rows": rows[start : start + batch_size]})
@@ -138,6 +140,13 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     def progress(phase: str) -> None:
         channel.send({"type": "phase", "phase": phase})
 
+    def send_rows(report: dict) -> None:
+        """The rows go out before the trace is written; the trace's path follows."""
+        report["context"]["profiled"] = description
+        send_report(channel, report)
+        if args.trace:
+            progress("tracing")
+
     try:
         report = profile_workload(
             fn,
@@ -145,10 +154,11 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
             trace_path=args.trace,
             row_limit=args.row_limit,
             on_progress=progress,
+            on_rows=send_rows,
         )
     except WorkloadError as exc:
-        exc.report["context"]["profiled"] = description
-        send_report(channel, exc.report)
+        if args.trace:
+            channel.send(meta_message(exc.report))
         original = exc.original
         channel.send(
             {
@@ -160,8 +170,8 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
             }
         )
         return 1
-    report["context"]["profiled"] = description
-    send_report(channel, report)
+    if args.trace:
+        channel.send(meta_message(report))
     channel.send({"type": "done"})
     return 0
 
