@@ -184,7 +184,7 @@ def profile_workload(
     stopped and a :class:`WorkloadError` carrying the partial report is raised.
 
     ``on_rows(report)`` is called once the rows are ranked, before the trace is written
-    (0.5-1 s for 100k events): a caller that streams the rows need not wait for it. The
+    (0.4-0.6 s for 100k events): a caller that streams the rows need not wait for it. The
     same report then gains ``trace_path`` (and a note if the trace had to be rewritten).
     """
     import torch

@@ -147,6 +147,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
         if args.trace:
             progress("tracing")
 
+    failure: BaseException | None = None
     try:
         report = profile_workload(
             fn,
@@ -156,22 +157,21 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
             on_progress=progress,
             on_rows=send_rows,
         )
-    except WorkloadError as exc:
-        if args.trace:
-            channel.send(meta_message(exc.report))
-        original = exc.original
+    except WorkloadError as exc:  # its rows went out all the same
+        report, failure = exc.report, exc.original
+    if args.trace:
+        channel.send(meta_message(report))
+    if failure is not None:
         channel.send(
             {
                 "type": "error",
                 "kind": "workload",
-                "message": _one_line(original),
-                "traceback": "".join(traceback.format_exception(original)),
-                "exit_code": _exit_code_of(original),
+                "message": _one_line(failure),
+                "traceback": "".join(traceback.format_exception(failure)),
+                "exit_code": _exit_code_of(failure),
             }
         )
         return 1
-    if args.trace:
-        channel.send(meta_message(report))
     channel.send({"type": "done"})
     return 0
 
