@@ -31,8 +31,6 @@ try:  # msgspec is several times faster for 100k rows; the stdlib is the fallbac
 except ImportError:  # pragma: no cover - depends on the environment
     _msgspec = None
 
-ROW_BATCH_SIZE = 1000
-
 
 def _plain(value: object) -> object:
     """A str subclass (such as TorchVersion) as text; anything else is a bug to surface."""

@@ -22,7 +22,7 @@ from .jsonio import Progress, decode_json, no_progress, read_bytes
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
-ROW_BATCH = 1000
+ROW_BATCH = 1000  # rows per message on the channel, per replayed batch, per part to decode
 REPORT_KEYS = (
     "schema", "schema_version", "operators", "context", "diagnostics", "totals",
     "trace_path", "workload", "run",

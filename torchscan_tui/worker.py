@@ -20,8 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .protocol import ROW_BATCH_SIZE, ChannelWriter
+from .protocol import ChannelWriter
 from .quick_exit import exit_without_teardown
+from .report import ROW_BATCH
 
 DEFAULT_CALLABLE = "workload"
 
@@ -86,7 +87,7 @@ def meta_message(report: dict) -> dict:
     }
 
 
-def send_report(channel: ChannelWriter, report: dict, batch_size: int = ROW_BATCH_SIZE) -> None:
+def send_report(channel: ChannelWriter, report: dict, batch_size: int = ROW_BATCH) -> None:
     """Meta first (so the UI knows M), then the rows in rank order, in batches."""
     channel.send({"type": "phase", "phase": "sending"})
     channel.send(meta_message(report))

@@ -142,7 +142,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     def on_unmount(self) -> None:
         """However the app ends (q, an error, a test leaving ``run_test``), the run goes
         with it: its processes are cancelled and its private files (the trace kept for
-        ``t``) removed. After q both are done already; doing them again is harmless."""
+        ``t``) removed. After q the run is cancelled already; again is harmless."""
         self.source.cancel()
         self.source.cleanup()
 
@@ -441,7 +441,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self._render_status()
 
     async def action_quit(self) -> None:
-        """Quit at once: cancel a run, wait briefly for its processes, clean up."""
+        """Quit at once: cancel a run and wait briefly for its processes (the clean-up
+        follows as the app unmounts)."""
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
             self.source.cancel()
@@ -449,7 +450,6 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
                 await asyncio.wait_for(worker.wait(), QUIT_WAIT_SECONDS)
             except Exception:  # noqa: BLE001 - a worker error was already reported
                 pass
-        self.source.cleanup()
         self.exit(return_code=1 if self.state.outcome == "failed" else 0)
 
     def _refresh_bindings_when_changed(self) -> None:
