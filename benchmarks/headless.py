@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ._timing import report
+from ._timing import byte_compile_package, report
 
 BARE_PROFILER = """
 import importlib.util, sys
@@ -48,6 +48,7 @@ def timed(argv: list[str]) -> float:
 
 
 def main() -> None:
+    byte_compile_package()
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument(

@@ -21,7 +21,7 @@ from pathlib import Path
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
 from ._terminal import Terminal
-from ._timing import benchmark_args, report
+from ._timing import benchmark_args, byte_compile_package, report
 from .table import synthetic_rows
 
 MINIMAL_APP = """
@@ -74,6 +74,7 @@ def peak_rss_mib(pid: int) -> float:
 
 def main() -> None:
     args = benchmark_args("rows")
+    byte_compile_package()
     rows = synthetic_rows(args.rows)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "report.json"
