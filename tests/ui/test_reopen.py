@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import csv
+import threading
 
 from replay import make_row, replay_source
 from textual.widgets import Input
 
 from torchscan_tui.opening import open_profile, open_profile_paged
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.sources import ReportSource
 from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.widgets.operator_table import OperatorTable
 
 
 async def export_all(app, pilot, path):
@@ -74,3 +77,42 @@ async def test_a_big_report_shows_its_first_page_then_every_row(wait, tmp_path):
         assert app.state.report["operators"] == rows
         assert "3,000 of 3,000" in str(app.query_one("#status-bar").render())
         assert app.state.message == "3000 rows from a saved report"
+
+
+class HeldReportSource(ReportSource):
+    """A reopened report whose thread (the undecoded rows, the end) waits to be let go."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.release = threading.Event()
+
+    def run(self, emit):
+        self.release.wait(10)
+        super().run(emit)
+
+
+async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, tmp_path):
+    """The decoded first page is applied before the first frame, not handed over by the
+    source's thread a drain tick later: with that thread held, the rows are on screen."""
+    rows = [make_row(f"op{i:04}", [[i, 3]], 1, 0.001) for i in range(300)]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {"device": "cpu", "total_grouped_operators": 300},
+        "diagnostics": [],
+        "totals": {},
+    }
+    save_report(report, tmp_path / "big.json")
+    opened, path, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    source = HeldReportSource(opened, path, pending)
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.2)
+        assert len(app.view.visible) == 100
+        first_row = app.query_one(OperatorTable).render_line(1).text
+        assert "op0000" in first_row
+        source.release.set()
+        await wait(pilot)
+        assert len(app.view.visible) == 300
+        assert app.state.message == "300 rows from a saved report"

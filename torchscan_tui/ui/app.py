@@ -177,8 +177,11 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self._inbox.clear()
         self._decode_from = time.monotonic() + DECODE_SETTLE_S
         self.query_one(LogPane).reset()
+        self._inbox.extend(self.source.ready_events())
         self._render_all(rows_replaced=True)
         self._run_worker = self._run_source()
+        if self._inbox:
+            self._drain()  # a reopened report's first rows, before the first frame
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_source(self) -> None:
