@@ -14,6 +14,7 @@ from torchscan_tui.report import (
     SCHEMA_VERSION,
     ReportError,
     decode_report,
+    dumps_report,
     load_report,
     save_report,
 )
@@ -79,17 +80,47 @@ def test_missing_report(tmp_path):
         load_report(tmp_path / "nope.json")
 
 
-def _report_bytes(rows: int, **extra) -> bytes:
-    operators = [{"operator": f"op{i}", "input_shapes": [[i, 2]], "calls": i} for i in range(rows)]
-    return json.dumps(minimal(operators=operators, trace_path=None, **extra), indent=1).encode()
+def _operators(rows: int) -> list[dict]:
+    return [{"operator": f"op{i}", "input_shapes": [[i, 2]], "calls": i} for i in range(rows)]
 
 
+def _indented(report: dict) -> bytes:
+    """A report as an older torchscan-tui wrote it: every field indented."""
+    return json.dumps(report, indent=1).encode()
+
+
+def _ours(report: dict) -> bytes:
+    return dumps_report(report).encode()
+
+
+def test_a_saved_report_holds_a_row_per_line():
+    report = minimal(operators=_operators(3), context={"note": "a\nb"})
+    text = dumps_report(report)
+    assert json.loads(text) == report
+    lines = text.splitlines()
+    rows = [json.loads(line.strip().rstrip(",")) for line in lines if line.startswith("  {")]
+    assert rows == report["operators"]
+    assert len(text) < len(_indented(report))
+    assert json.loads(dumps_report(minimal())) == minimal()  # no rows: indented as before
+
+
+def test_a_row_with_nan_or_infinity_is_saved_with_null():
+    rows = [{"operator": "a", "cpu_self_seconds": math.nan, "shares": [math.inf, 1.5]}]
+    saved = json.loads(dumps_report(minimal(operators=[*_operators(2), *rows])))
+    assert saved["operators"][2] == {
+        "operator": "a",
+        "cpu_self_seconds": None,
+        "shares": [None, 1.5],
+    }
+
+
+@pytest.mark.parametrize("write", [_ours, _indented])
 @pytest.mark.parametrize("extra", [{}, {"added_by_hand": {"note": 1}}])
-def test_a_first_page_then_the_rest_decode_to_the_full_report(extra):
+def test_a_first_page_then_the_rest_decode_to_the_full_report(extra, write):
     """Only the first rows decode at once; the rest, part by part, complete the report's
-    own rows list. A key we do not write (added by hand) takes the two-pass route and is
-    kept."""
-    data = _report_bytes(2500, **extra)
+    own rows list. A file laid out a row per line (as we write it) and one indented
+    throughout (as we used to) give the same; a key we do not write is kept."""
+    data = write(minimal(operators=_operators(2500), trace_path=None, **extra))
     full, nothing_left = decode_report(data, "r.json")
     assert len(nothing_left) == 0
     report, pending = decode_report(data, "r.json", first_page=200)
@@ -101,6 +132,37 @@ def test_a_first_page_then_the_rest_decode_to_the_full_report(extra):
     assert report == full  # every key, in the file's order, and all 2,500 rows
     assert list(report) == list(full)
     assert parts[0].decode() == []  # handed out once
+
+
+@pytest.mark.parametrize("rows", [0, 1, 9, 10, 11])
+def test_first_pages_of_any_length_cut_between_rows(rows):
+    data = _ours(minimal(operators=_operators(rows)))
+    report, pending = decode_report(data, "r.json", first_page=10)
+    assert report["operators"] == _operators(rows)[:10]
+    assert [row for part in pending.split() for row in part.decode()] == _operators(rows)[10:]
+    assert report["operators"] == _operators(rows)
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        b'[\n  {"operator": "a"}, {"operator": "b"},\n  {"operator": "c"}\n ]',  # 2 on a line
+        b'[\n  {"operator": "a"}\n  ,{"operator": "b"},\n  {"operator": "c"}\n ]',  # comma ahead
+        b'[\n  {"operator":\n  "a"},\n  {"operator": "b"},\n  {"operator": "c"}\n ]',  # split
+    ],
+)
+def test_rows_not_a_line_each_are_still_read_right(layout):
+    """A hand-edited file whose rows are not one per line: the line cut is refused and
+    the rows are split by decoding, with the same result as decoding the whole file."""
+    data = b'{"schema": "%s", "schema_version": 1, "operators": %s, "context": {}}' % (
+        SCHEMA_NAME.encode(),
+        layout,
+    )
+    full, _ = decode_report(data, "r.json")
+    for page in (1, 2, 3):
+        report, pending = decode_report(data, "r.json", first_page=page)
+        [row for part in pending.split() for row in part.decode()]
+        assert report == full
 
 
 @pytest.mark.parametrize(
