@@ -147,7 +147,7 @@ def test_first_pages_of_any_length_cut_between_rows(rows):
     "layout",
     [
         b'[\n  {"operator": "a"}, {"operator": "b"},\n  {"operator": "c"}\n ]',  # 2 on a line
-        b'[\n  {"operator": "a"}\n  ,{"operator": "b"},\n  {"operator": "c"}\n ]',  # comma ahead
+        b'[\n  {"operator": "a"}\n  ,{"operator": "b"}\n  ,{"operator": "c"}\n ]',  # comma ahead
         b'[\n  {"operator":\n  "a"},\n  {"operator": "b"},\n  {"operator": "c"}\n ]',  # split
     ],
 )

@@ -111,6 +111,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self._tick = 0
         self._run_worker: Worker | None = None
         self._status_message = ""
+        self._leaving = False
         self.run_finished_count = 0
 
     # Layout -------------------------------------------------------------------------
@@ -143,6 +144,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         """However the app ends (q, an error, a test leaving ``run_test``), the run goes
         with it: its processes are cancelled and its private files (the trace kept for
         ``t``) removed. After q the run is cancelled already; again is harmless."""
+        self._leaving = True
         self.source.cancel()
         self.source.cleanup()
 
@@ -179,9 +181,16 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self.query_one(LogPane).reset()
         self._inbox.extend(self.source.ready_events())
         self._render_all(rows_replaced=True)
-        self._run_worker = self._run_source()
         if self._inbox:
             self._drain()  # a reopened report's first rows, before the first frame
+        # The source's thread starts once that frame is out: a reopened report's thread
+        # first splits 100k rows (~50 ms, holding the interpreter), which the first
+        # frame need not wait for.
+        self.call_after_refresh(self._start_source)
+
+    def _start_source(self) -> None:
+        if not self._leaving:  # q in the very first frame: start nothing to cancel
+            self._run_worker = self._run_source()
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_source(self) -> None:
@@ -446,6 +455,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     async def action_quit(self) -> None:
         """Quit at once: cancel a run and wait briefly for its processes (the clean-up
         follows as the app unmounts)."""
+        self._leaving = True
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
             self.source.cancel()
