@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import re
 
@@ -151,3 +152,24 @@ def test_set_filter_says_whether_the_visible_rows_changed():
     with pytest.raises(FilterError):
         view.set_filter("[8,")
     assert view.visible == list(range(len(view.rows)))
+
+
+def test_rows_share_names_kinds_and_empty_containers_and_stay_equal():
+    """Decoded rows each hold their own copies; the view makes them share one (the
+    memory stays down), and the rows still compare, export and save as before."""
+    decoded = json.loads(json.dumps([*sample_rows(), *sample_rows()]))
+    copies = json.loads(json.dumps(decoded))
+    first, second = decoded[: len(decoded) // 2], decoded[len(decoded) // 2 :]
+    view = RowView()
+    view.extend(first)
+    view.extend(second)
+    assert view.rows == copies and json.dumps(view.rows) == json.dumps(copies)
+    a, b = view.rows[0], view.rows[len(first)]
+    assert a["operator"] is b["operator"] and a["kind"] is b["kind"]
+    empty = [row for row in view.rows if not row["callers"]]
+    assert len({id(row["callers"]) for row in empty}) == 1
+    with pytest.raises(TypeError):
+        empty[0]["callers"]["someone"] = 1  # shared: a change would reach every row
+    with pytest.raises(TypeError):
+        view.rows[0]["diagnostics"].append("note")
+    assert any(row["callers"] for row in view.rows)  # callers that exist are kept
