@@ -116,3 +116,23 @@ async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, 
         await wait(pilot)
         assert len(app.view.visible) == 300
         assert app.state.message == "300 rows from a saved report"
+
+
+async def test_leaving_while_rows_still_decode_is_quiet(tmp_path):
+    """The app torn down mid-load (as run_test and a closing terminal do): the decode
+    ticks still pending find no widgets and stop, instead of raising NoMatches."""
+    rows = [make_row(f"op{i:05}", [[i, 3]], 1, 0.001) for i in range(50_000)]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {"device": "cpu", "total_grouped_operators": len(rows)},
+        "diagnostics": [],
+        "totals": {},
+    }
+    save_report(report, tmp_path / "big.json")
+    opened, path, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    app = create_app(report=opened, report_path=path, pending_rows=pending, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.pause(0.45)  # past the settle (0.4 s): parts decode, a slice at a time
+        assert len(app.view.rows) < len(rows)

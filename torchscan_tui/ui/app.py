@@ -215,6 +215,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         A batch is at most DRAIN_SLICE_S of work; the rest follows a moment later, after
         waiting keys and a frame (rows sent as text are decoded here, a part at a time).
         """
+        if not self.query(OperatorTable):
+            return  # shutting down: the widgets went before this timer did
         self._tick += 1
         if not self._inbox:
             if self.state.running and self.show_clock:
