@@ -22,6 +22,7 @@ from rich.console import RenderableType
 from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
@@ -215,8 +216,15 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         A batch is at most DRAIN_SLICE_S of work; the rest follows a moment later, after
         waiting keys and a frame (rows sent as text are decoded here, a part at a time).
         """
-        if not self.query(OperatorTable):
-            return  # shutting down: the widgets went before this timer did
+        try:
+            self._drain_batch()
+        except NoMatches:
+            # Only while the app is torn down: Textual removes the widgets one at a
+            # time, awaiting between them, and this tick can come in between. There is
+            # nothing left to show.
+            return
+
+    def _drain_batch(self) -> None:
         self._tick += 1
         if not self._inbox:
             if self.state.running and self.show_clock:
