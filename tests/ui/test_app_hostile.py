@@ -26,11 +26,10 @@ class ExplodingSource(ReplaySource):
         raise RuntimeError("source thread blew up")
 
 
-async def test_a_failing_source_thread_becomes_a_notification_and_keeps_rows():
+async def test_a_failing_source_thread_becomes_a_notification_and_keeps_rows(wait):
     app = create_app(source=ExplodingSource(recorded_events()), show_clock=False)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.2)
+        await wait(pilot)  # the failure ends the run (waiting on the worker re-raises it)
         assert app.state.phase == "failed"
         assert any("source thread blew up" in n.message for n in app._notifications)
         assert len(app.view.visible) == 5  # the rows already shown stay

@@ -56,6 +56,7 @@ DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
 # Events are applied for at most this long at a time (rows sent as text are decoded
 # then), the rest right after waiting keys and a frame.
+FIRST_FRAME_WAIT_S = 2.0  # the run starts after the first frame, or after this at most
 DRAIN_SLICE_S = 0.012
 DRAIN_AGAIN_S = 0.004
 # Rows sent as text wait this long after a run starts: the first page is painted and
@@ -113,6 +114,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self._run_worker: Worker | None = None
         self._status_message = ""
         self._leaving = False
+        self._first_frame = threading.Event()
         self.run_finished_count = 0
 
     # Layout -------------------------------------------------------------------------
@@ -146,6 +148,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         with it: its processes are cancelled and its private files (the trace kept for
         ``t``) removed. After q the run is cancelled already; again is harmless."""
         self._leaving = True
+        self._first_frame.set()  # a source still waiting for it: wake, and do nothing
         self.source.cancel()
         self.source.cleanup()
 
@@ -164,6 +167,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         threading.Thread(target=self._leave_after_hangup, name="hangup", daemon=True).start()
 
     def _leave_after_hangup(self) -> None:
+        self._leaving = True
+        self._first_frame.set()
         self.source.cancel()
         worker = self._run_worker
         deadline = time.monotonic() + QUIT_WAIT_SECONDS
@@ -184,18 +189,17 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self._render_all(rows_replaced=True)
         if self._inbox:
             self._drain()  # a reopened report's first rows, before the first frame
-        # The source's thread starts once that frame is out: a reopened report's thread
-        # first splits 100k rows (~50 ms, holding the interpreter), which the first
-        # frame need not wait for.
-        self.call_after_refresh(self._start_source)
-
-    def _start_source(self) -> None:
-        if not self._leaving:  # q in the very first frame: start nothing to cancel
-            self._run_worker = self._run_source()
+        self._run_worker = self._run_source()
+        self.call_after_refresh(self._first_frame.set)
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_source(self) -> None:
-        self.source.run(self._inbox.append)
+        # The source runs once the first frame is out: a reopened report's thread first
+        # splits 100k rows (~50 ms holding the interpreter), which that frame need not
+        # wait for. (Its worker exists from the start, for whoever waits on the run.)
+        self._first_frame.wait(FIRST_FRAME_WAIT_S)
+        if not self._leaving:  # q before the first frame: start nothing to cancel
+            self.source.run(self._inbox.append)
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -466,6 +470,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         """Quit at once: cancel a run and wait briefly for its processes (the clean-up
         follows as the app unmounts)."""
         self._leaving = True
+        self._first_frame.set()
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
             self.source.cancel()
