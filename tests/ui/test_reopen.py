@@ -23,6 +23,22 @@ async def export_all(app, pilot, path):
     await pilot.pause()
 
 
+def saved_big_report(folder, count: int, first_page: int = 100):
+    """A report of ``count`` numbered rows saved in ``folder``, reopened with only its
+    first page decoded: (the rows, the opened report, its path, its pending rows)."""
+    rows = [make_row(f"op{i:05}", [[i, 3]], 1, 0.001) for i in range(count)]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {"device": "cpu", "total_grouped_operators": count},
+        "diagnostics": [],
+        "totals": {},
+    }
+    save_report(report, folder / "big.json")
+    return rows, *open_profile_paged(folder / "big.json", first_page=first_page)
+
+
 async def test_save_reopen_export_round_trip(wait, tmp_path):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -58,17 +74,7 @@ async def test_a_big_report_shows_its_first_page_then_every_row(wait, tmp_path):
     """Only the first page is decoded before the app starts; the app decodes the rest
     (in slices, between frames) and ends with every row, in rank order, in its view and
     in the report that w saves."""
-    rows = [make_row(f"op{i:04}", [[i, 3]], 1, 0.001) for i in range(3000)]
-    report = {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": rows,
-        "context": {"device": "cpu", "total_grouped_operators": 3000},
-        "diagnostics": [],
-        "totals": {},
-    }
-    save_report(report, tmp_path / "big.json")
-    opened, source, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    rows, opened, source, pending = saved_big_report(tmp_path, 3000)
     assert len(opened["operators"]) == 100 and len(pending) == 2900
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -94,17 +100,7 @@ class HeldReportSource(ReportSource):
 async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, tmp_path):
     """The decoded first page is applied before the first frame, not handed over by the
     source's thread a drain tick later: with that thread held, the rows are on screen."""
-    rows = [make_row(f"op{i:04}", [[i, 3]], 1, 0.001) for i in range(300)]
-    report = {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": rows,
-        "context": {"device": "cpu", "total_grouped_operators": 300},
-        "diagnostics": [],
-        "totals": {},
-    }
-    save_report(report, tmp_path / "big.json")
-    opened, path, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    _, opened, path, pending = saved_big_report(tmp_path, 300)
     source = HeldReportSource(opened, path, pending)
     app = create_app(source=source, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -121,17 +117,7 @@ async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, 
 async def test_leaving_while_rows_still_decode_is_quiet(tmp_path):
     """The app torn down mid-load (as run_test and a closing terminal do): the decode
     ticks still pending find no widgets and stop, instead of raising NoMatches."""
-    rows = [make_row(f"op{i:05}", [[i, 3]], 1, 0.001) for i in range(50_000)]
-    report = {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": rows,
-        "context": {"device": "cpu", "total_grouped_operators": len(rows)},
-        "diagnostics": [],
-        "totals": {},
-    }
-    save_report(report, tmp_path / "big.json")
-    opened, path, pending = open_profile_paged(tmp_path / "big.json", first_page=100)
+    rows, opened, path, pending = saved_big_report(tmp_path, 50_000)
     app = create_app(report=opened, report_path=path, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause(0.45)  # past the settle (0.4 s): parts decode, a slice at a time
