@@ -82,7 +82,7 @@ def read_messages(fd: int, chunk_size: int = 1 << 16) -> Iterator[dict]:
     block, so it is never off while we wait.
     """
     pending = bytearray()  # amortised appends: a huge single message stays linear
-    burst = GcBurst()
+    burst = GcBurst(keep=True)  # messages are kept: the run's report is made of them
     try:
         while True:
             if not select.select([fd], [], [], 0)[0]:
