@@ -21,12 +21,13 @@ which is how the CUDA paths are exercised on a machine without a GPU.
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import eq, neg
+from operator import eq, le, neg
 
 from .events import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME, EventColumns, RawEvent
 
@@ -99,19 +100,23 @@ class _MemoryIndex:
         memory_starts, prefix, cover = self.starts, self.prefix, self._cover
         # map() over the C bisect functions: no Python frame per event.
         lows = list(map(bisect_left, repeat(memory_starts), starts))
-        highs = list(map(bisect_right, repeat(memory_starts), ends))
-        spans = [
-            (low, high)
-            for device, low, high in zip(devices, lows, highs, strict=True)
-            if high > low and device == "CPU"
+        # An event holds a record when the first record from its start on is not after
+        # its end: one C comparison per event finds the quarter or so that do, and only
+        # those need their end's position and a Python step (103 -> 77 ms, 80k events).
+        firsts = [*memory_starts, math.inf]
+        holding = [
+            index
+            for index in compress(range(len(lows)), map(le, map(firsts.__getitem__, lows), ends))
+            if devices[index] == "CPU"
         ]
-        for low, high in spans:
+        highs = map(bisect_right, repeat(memory_starts), map(ends.__getitem__, holding))
+        held = [0] * len(devices)
+        for index, high in zip(holding, highs, strict=True):
+            low = lows[index]
             cover[low] += 1
             cover[high] -= 1
-        return [
-            prefix[high] - prefix[low] if high > low and device == "CPU" else 0
-            for device, low, high in zip(devices, lows, highs, strict=True)
-        ]
+            held[index] = prefix[high] - prefix[low]
+        return held
 
     def unattributed(self) -> list[RawEvent]:
         """Records no CPU event's interval held: torch lists them as top-level rows."""
