@@ -70,14 +70,17 @@ def dumps_report(report: dict) -> str:
     and only a row that holds a NaN is walked to replace it.
     """
     rows = report.get("operators") if isinstance(report, dict) else None
-    if not isinstance(rows, list) or not rows:
-        return json.dumps(finite(report), indent=1, allow_nan=False) + "\n"
-    text = json.dumps(finite({**report, "operators": _ROWS_STANDIN}), indent=1, allow_nan=False)
-    standin = json.dumps(_ROWS_STANDIN)
-    if text.count(standin) != 1:  # only if some string held the stand-in's very text
-        return json.dumps(finite(report), indent=1, allow_nan=False) + "\n"
-    lines = ",\n  ".join([_row_json(row) for row in rows])
-    return text.replace(standin, "[\n  " + lines + "\n ]") + "\n"
+    if isinstance(rows, list) and rows:
+        text = _indented_json({**report, "operators": _ROWS_STANDIN})
+        standin = json.dumps(_ROWS_STANDIN)
+        if text.count(standin) == 1:  # else some string held the stand-in's very text
+            lines = ",\n  ".join([_row_json(row) for row in rows])
+            return text.replace(standin, "[\n  " + lines + "\n ]")
+    return _indented_json(report)
+
+
+def _indented_json(value: object) -> str:
+    return json.dumps(finite(value), indent=1, allow_nan=False) + "\n"
 
 
 def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = False) -> Path:

@@ -147,10 +147,15 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         """However the app ends (q, an error, a test leaving ``run_test``), the run goes
         with it: its processes are cancelled and its private files (the trace kept for
         ``t``) removed. After q the run is cancelled already; again is harmless."""
-        self._leaving = True
-        self._first_frame.set()  # a source still waiting for it: wake, and do nothing
+        self._begin_leaving()
         self.source.cancel()
         self.source.cleanup()
+
+    def _begin_leaving(self) -> None:
+        """From now on no run starts; a source still waiting for the first frame wakes
+        and does nothing (q, unmount and a hang-up all come here first)."""
+        self._leaving = True
+        self._first_frame.set()
 
     def _terminated(self) -> None:
         self.call_later(self.action_quit)
@@ -167,8 +172,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         threading.Thread(target=self._leave_after_hangup, name="hangup", daemon=True).start()
 
     def _leave_after_hangup(self) -> None:
-        self._leaving = True
-        self._first_frame.set()
+        self._begin_leaving()
         self.source.cancel()
         worker = self._run_worker
         deadline = time.monotonic() + QUIT_WAIT_SECONDS
@@ -469,8 +473,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     async def action_quit(self) -> None:
         """Quit at once: cancel a run and wait briefly for its processes (the clean-up
         follows as the app unmounts)."""
-        self._leaving = True
-        self._first_frame.set()
+        self._begin_leaving()
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
             self.source.cancel()
