@@ -50,10 +50,10 @@ def encode(message: dict) -> bytes:
     return (line + "\n").encode()
 
 
-def decode(line: bytes) -> dict:
+def decode(line: bytes | memoryview) -> dict:
     if _msgspec is not None:
         return _msgspec.json.decode(line)
-    return json.loads(line)
+    return json.loads(bytes(line))
 
 
 class ChannelWriter:
@@ -72,7 +72,11 @@ class ChannelWriter:
         os.close(self.fd)
 
 
-def read_messages(fd: int, chunk_size: int = 1 << 16) -> Iterator[dict]:
+READ_BUFFER = 1 << 20
+"""Bytes read at a time: a batch of 1000 rows is ~190 KiB, so a read takes several."""
+
+
+def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
     """Yield messages from ``fd`` until EOF. A partial last line is discarded.
 
     Lines that are not valid JSON objects are skipped: a message is all or nothing. While
@@ -80,30 +84,44 @@ def read_messages(fd: int, chunk_size: int = 1 << 16) -> Iterator[dict]:
     100k decoded rows are some 600k small acyclic objects, and collector passes over the
     growing heap cost three times the decoding. It resumes before any read that would
     block, so it is never off while we wait.
+
+    Reads go into one reused buffer and each line is decoded where it lies: splitting
+    and copying the lines out cost 30-40 ms for 100k rows (a fresh ~190 KiB allocation
+    per batch is page faults each time), a sixth of the decoding.
     """
-    pending = bytearray()  # amortised appends: a huge single message stays linear
+    buffer = bytearray(buffer_size)
+    view = memoryview(buffer)
+    start = end = 0  # the unread bytes are buffer[start:end]
     burst = GcBurst(keep=True)  # messages are kept: the run's report is made of them
     try:
         while True:
             if not select.select([fd], [], [], 0)[0]:
                 burst.set(False)  # about to block: never wait with the collector off
-            chunk = os.read(fd, chunk_size)
-            if not chunk:
+            if end == len(buffer):  # full: move the partial line to the front, or grow
+                if start == 0:
+                    view.release()
+                    buffer += bytes(len(buffer))
+                else:
+                    view[: end - start] = bytes(view[start:end])
+                    start, end = 0, end - start
+                view = memoryview(buffer)
+            count = os.readv(fd, [view[end:]])
+            if not count:
                 return
             burst.set(True)
-            pending += chunk
-            if b"\n" not in chunk:
-                continue
-            *lines, rest = pending.split(b"\n")
-            pending = bytearray(rest)
-            for line in lines:
-                if not line:
+            scan_from, end = end, end + count
+            while (newline := buffer.find(b"\n", scan_from, end)) >= 0:
+                line_start, start = start, newline + 1
+                scan_from = start
+                if newline == line_start:
                     continue
-                try:
-                    message = decode(line)
+                try:  # the slice is gone once decoded: nothing pins the buffer
+                    message = decode(view[line_start:newline])
                 except ValueError:
                     continue
                 if isinstance(message, dict) and "type" in message:
                     yield message
+            if start == end:
+                start = end = 0
     finally:
         burst.set(False)
