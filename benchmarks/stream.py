@@ -13,17 +13,18 @@ The parent checks it got every row, equal to what was sent.
 from __future__ import annotations
 
 import os
+import statistics
 import time
 
 from torchscan_tui import protocol
 from torchscan_tui.protocol import ChannelWriter, read_messages
 from torchscan_tui.worker import send_report
 
-from ._timing import benchmark_args, report
+from ._timing import benchmark_args, minor_faults, page_fault_seconds, report
 from .table import synthetic_rows
 
 
-def stream_once(rows: list[dict], use_msgspec: bool) -> float:
+def stream_once(rows: list[dict], use_msgspec: bool, faults: list[int] | None = None) -> float:
     saved = protocol._msgspec, protocol._ENCODER
     if not use_msgspec:
         protocol._msgspec, protocol._ENCODER = None, None
@@ -43,10 +44,13 @@ def stream_once(rows: list[dict], use_msgspec: bool) -> float:
             os._exit(0)
         os.close(write_fd)
         received = []
+        faults_before = minor_faults()
         for message in read_messages(read_fd):
             if message["type"] == "rows":
                 received.extend(message["rows"])
         finished = time.perf_counter()
+        if faults is not None:
+            faults.append(minor_faults() - faults_before)
         os.close(read_fd)
         os.waitpid(pid, 0)
         started = float(os.read(start_read, 64))
@@ -63,10 +67,17 @@ def main() -> None:
     rows = synthetic_rows(args.rows)
     size = len(protocol.encode({"type": "rows", "rows": rows})) / 2**20
     print(f"{args.rows:,} rows, {size:.1f} MiB of JSON on the channel")
-    base, mine = [], []
+    base, mine, faults = [], [], []
     for _ in range(args.repeats):
         base.append(stream_once(rows, use_msgspec=False))
-        mine.append(stream_once(rows, use_msgspec=True))
+        mine.append(stream_once(rows, use_msgspec=True, faults=faults))
+    fault_cost = page_fault_seconds()
+    median_faults = statistics.median(faults)
+    print(
+        f"receiving took {median_faults:,.0f} page faults (median), "
+        f"{fault_cost * 1e6:.1f} us each on this machine: "
+        f"{median_faults * fault_cost * 1e3:.0f} ms of the time below"
+    )
     report(
         "streaming rows worker -> UI (stdlib json vs msgspec channel)",
         base,
