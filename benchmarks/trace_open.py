@@ -10,12 +10,13 @@ Baseline: ``json.load`` of the same file alone, the least any reader must do. Ou
 from __future__ import annotations
 
 import json
+import statistics
 import tempfile
 from pathlib import Path
 
 from torchscan_tui.opening import open_profile
 
-from ._timing import benchmark_args, interleaved, report
+from ._timing import benchmark_args, interleaved, minor_faults, page_fault_seconds, report
 from .aggregation import make_profile
 
 
@@ -38,7 +39,22 @@ def main() -> None:
             with open(path, encoding="utf-8") as handle:
                 return json.load(handle)
 
-        base, mine = interleaved(load, lambda: open_profile(path), args.repeats)
+        faults = []
+
+        def ours() -> object:
+            before = minor_faults()
+            opened = open_profile(path)
+            faults.append(minor_faults() - before)
+            return opened
+
+        base, mine = interleaved(load, ours, args.repeats)
+        fault_cost = page_fault_seconds()
+        median_faults = statistics.median(faults)
+        print(
+            f"opening took {median_faults:,.0f} page faults (median), "
+            f"{fault_cost * 1e6:.1f} us each on this machine: "
+            f"{median_faults * fault_cost * 1e3:.0f} ms of the time below"
+        )
         report(
             "opening a trace as rows (json.load alone vs open_profile)",
             base,
