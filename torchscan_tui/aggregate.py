@@ -337,8 +337,9 @@ def _groups(
         ("device_self_ns", nodes.kernels_ns),
     ):
         totals = [0] * len(groups)
-        for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
-            totals[number] += value
+        if any(values):  # a CPU profile has no kernel time: no Python pass for zeros
+            for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
+                totals[number] += value
         for group, total in zip(groups, totals, strict=True):
             setattr(group, attribute, total)
 
