@@ -186,3 +186,49 @@ def test_paged_opening_says_what_whole_opening_says(tmp_path, content):
         except ReportError as exc:
             outcomes.append(str(exc))
     assert outcomes[0] == outcomes[1]
+
+
+def test_rows_damaged_past_the_first_page_are_found_when_split():
+    """A report as we write it is cut without scanning the rows after the first page:
+    damage there shows when they are split (after the first frame), as a ValueError;
+    opening it whole still refuses it at once."""
+    text = dumps_report(minimal(operators=_operators(50), context={"note": "kept"}))
+    data = text.replace('"op30"', '"op30', 1).encode()  # a string left open: not JSON
+    with pytest.raises(ValueError):
+        decode_report(data, "r.json")
+    report, pending = decode_report(data, "r.json", first_page=10)
+    assert report["operators"] == _operators(10) and report["context"] == {"note": "kept"}
+    with pytest.raises(ValueError):
+        len(pending)
+
+
+@pytest.mark.parametrize("keep", [0.1, 0.5, 0.9, 0.999])
+def test_a_truncated_report_is_refused_before_anything_shows(tmp_path, keep):
+    """Cut anywhere (a copy that stopped), the rows' end and the keys after them are
+    gone: the layout is not recognised, the whole file is scanned, and refused at once."""
+    data = dumps_report(minimal(operators=_operators(400))).encode()
+    path = tmp_path / "r.json"
+    path.write_bytes(data[: int(len(data) * keep)])
+    with pytest.raises(ReportError, match="is not valid JSON"):
+        open_profile_paged(path, first_page=10)
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b'\n ],\n "context": {}\n}',  # ours
+        b'\n ],\n "context": {}, "context": {}\n}',  # a key twice: still one document
+        # the end's text inside a string, escaped:
+        b'\n ],\n "context": {},\n "extra": "\\n ],\\n \\"context\\": "\n}',
+    ],
+)
+def test_the_rows_end_is_found_whatever_follows_them(tail):
+    """The rows' end is the last line break, one space and ``],`` before ``"context"``;
+    the same text inside a JSON string is escaped (no raw line break) and never matches."""
+    rows = b",\n  ".join(json.dumps(row).encode() for row in _operators(30))
+    head = b'{\n "schema": "%s",\n "schema_version": 1,\n "operators": [\n  ' % SCHEMA_NAME.encode()
+    data = head + rows + tail
+    full, _ = decode_report(data, "r.json")
+    report, pending = decode_report(data, "r.json", first_page=7)
+    assert [row for part in pending.split() for row in part.decode()] == _operators(30)[7:]
+    assert report == full

@@ -192,6 +192,7 @@ class ReportSource:
     def __init__(self, report: dict, path: str, pending: PendingRows | None = None):
         self.report = report
         self.pending = pending if pending is not None else PendingRows()
+        self.path = path
         self.title = os.path.basename(path)
         self.device = (report.get("context") or {}).get("device", "?")
 
@@ -201,11 +202,26 @@ class ReportSource:
         return [*_report_opened(self.report), *_row_batches(self.report["operators"])]
 
     def run(self, emit: Emit) -> None:
-        total = len(self.report["operators"]) + len(self.pending)
+        try:
+            total = len(self.report["operators"]) + len(self.pending)
+        except ValueError as exc:  # the rows past the first page are not JSON
+            emit(self._damaged(exc))
+            return
         for part in self.pending.split():
             emit(RowTextsReceived(part))
             time.sleep(0)  # each part is copied here: let the app paint between them
         emit(_finished(self.report, total))
+
+    def _damaged(self, problem: Exception) -> RunFinished:
+        """The rows the first page holds, marked incomplete (so is a report saved from
+        them), and a message that names the file and says what to do."""
+        shown = len(self.report["operators"])
+        message = (
+            f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
+            "those; open an intact copy for the rest"
+        )
+        run = {**(self.report.get("run") or {}), "complete": False}
+        return RunFinished("done", message, {**self.report, "run": run}, False)
 
     def cancel(self) -> None:
         pass  # nothing runs

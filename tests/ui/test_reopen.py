@@ -122,3 +122,21 @@ async def test_leaving_while_rows_still_decode_is_quiet(tmp_path):
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause(0.45)  # past the settle (0.4 s): parts decode, a slice at a time
         assert len(app.view.rows) < len(rows)
+
+
+async def test_a_report_damaged_past_its_first_page_shows_that_page_as_incomplete(wait, tmp_path):
+    """Rows damaged after the first page are found once it is on screen: the app keeps
+    the rows it could read, says which file is damaged and what to do, and a report
+    saved from it says it is incomplete."""
+    rows, *_ = saved_big_report(tmp_path, 3000)
+    path = tmp_path / "big.json"
+    path.write_bytes(path.read_bytes().replace(b'"op02000"', b'"op02000', 1))
+    opened, source, pending = open_profile_paged(path, first_page=100)
+    app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert [row["operator"] for row in app.view.rows] == [r["operator"] for r in rows[:100]]
+        assert app.state.complete is False
+        assert str(path) in app.state.message and "damaged" in app.state.message
+        assert app.state.report["run"]["complete"] is False
+        assert len(app.state.report["operators"]) == 100
