@@ -9,6 +9,7 @@ import threading
 from replay import make_row, recorded_events, replay_source, sample_rows
 from textual.widgets import Input
 
+from torchscan_tui.session import ProfileMeta, RowsReceived
 from torchscan_tui.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
@@ -41,6 +42,34 @@ async def test_rows_stream_in_and_the_status_line_counts_them(wait):
         assert "8 of 8 grouped operators" in text
         assert "limit none" in text and "sort rank" in text
         assert app.state.rss["value"] == 300 * 2**20
+
+
+def _short_of_the_total(row_limit=None, outcome="done"):
+    """A run whose context counts 8 groups of which only the first 5 rows come."""
+    events = recorded_events(outcome=outcome)
+    for event in events:
+        if isinstance(event, ProfileMeta):
+            event.context["row_limit"] = row_limit
+    return [e for e in events if not (isinstance(e, RowsReceived) and len(e.rows) == 3)]
+
+
+async def test_the_status_line_tells_a_row_limit_from_rows_that_never_came(wait):
+    """Rows short of the total are expected under a row limit (nothing is said), still
+    coming while a run goes on ("so far"), and lost once it has ended without them."""
+    hold = threading.Event()
+    app = create_app(source=ReplaySource(_short_of_the_total(), hold=hold), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert "5 of 8 grouped operators (5 received so far)" in status_text(app)
+        hold.set()
+        await wait(pilot)
+        assert "5 of 8 grouped operators (only 5 received)" in status_text(app)
+    limited = ReplaySource(_short_of_the_total(row_limit=5))
+    app = create_app(source=limited, show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait(pilot)
+        text = status_text(app)
+        assert "5 of 8 grouped operators · sort" in text and "limit 5" in text
 
 
 async def test_filter_by_shape_word_and_wildcard(wait):

@@ -345,6 +345,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
             sort_label=self.view.sort.describe(),
             selected=len(self.view.selected),
             message=self._status_message,
+            ended=state.outcome is not None,
         )
         self._refresh_bindings_when_changed()
 

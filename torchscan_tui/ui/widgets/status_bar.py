@@ -19,12 +19,18 @@ class StatusBar(OneLine):
         sort_label: str,
         selected: int,
         message: str = "",
+        ended: bool = False,
     ) -> None:
+        """``ended``: the run is over, so rows short of the total will not come."""
         text = Text()
         total_text = "?" if total is None else f"{total:,}"
         text.append(f"{shown:,} of {total_text} grouped operators", style="bold")
-        if total is None or received < total:
-            text.append(f" ({received:,} received so far)", style="dim")
+        expected = total if total is None or row_limit is None else min(total, row_limit)
+        if expected is None or received < expected:
+            if ended:
+                text.append(f" (only {received:,} received)", style="bold")
+            else:
+                text.append(f" ({received:,} received so far)", style="dim")
         if selected:
             text.append(f" · {selected} selected", style="bold")
         text.append(f" · sort {sort_label}")
