@@ -204,21 +204,22 @@ class ReportSource:
     def run(self, emit: Emit) -> None:
         try:
             total = len(self.report["operators"]) + len(self.pending)
-        except ValueError as exc:  # the rows past the first page are not JSON
-            emit(self._damaged(exc))
+        except ValueError:  # the rows past the first page are not JSON
+            emit(self._damaged())
             return
         for part in self.pending.split():
             emit(RowTextsReceived(part))
             time.sleep(0)  # each part is copied here: let the app paint between them
         emit(_finished(self.report, total))
 
-    def _damaged(self, problem: Exception) -> RunFinished:
+    def _damaged(self) -> RunFinished:
         """The rows the first page holds, marked incomplete (so is a report saved from
-        them), and a message that names the file and says what to do."""
+        them), and a message that names the file and says what to do. The decoder's own
+        words are left out: its byte offsets count from the rows, not the file's start."""
         shown = len(self.report["operators"])
         message = (
-            f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
-            "those; open an intact copy for the rest"
+            f"{self.path} is damaged after its first {shown} rows (the rest are not valid "
+            "JSON): showing those; open an intact copy for the rest"
         )
         run = {**(self.report.get("run") or {}), "complete": False}
         return RunFinished("done", message, {**self.report, "run": run}, False)
