@@ -8,6 +8,7 @@ import math
 import pytest
 
 from torchscan_tui.atomic import DestinationExists, ExportError
+from torchscan_tui.compare import compare_reports
 from torchscan_tui.opening import open_profile_paged
 from torchscan_tui.report import (
     SCHEMA_NAME,
@@ -232,3 +233,16 @@ def test_the_rows_end_is_found_whatever_follows_them(tail):
     report, pending = decode_report(data, "r.json", first_page=7)
     assert [row for part in pending.split() for row in part.decode()] == _operators(30)[7:]
     assert report == full
+
+
+def test_a_comparison_opened_as_a_report_says_how_to_see_it(tmp_path):
+    """The JSON of --compare --json is not a report; the message gives the command that
+    shows it, with its two runs' paths quoted for the shell."""
+    path = tmp_path / "diff.json"
+    diff = compare_reports(minimal(), minimal(), "runs/before one.json", "after.json")
+    path.write_text(json.dumps(diff))
+    with pytest.raises(ReportError) as caught:
+        load_report(path)
+    message = str(caught.value)
+    assert message.startswith(f"{path} is a comparison")
+    assert message.endswith("torchscan-tui --compare 'runs/before one.json' after.json")

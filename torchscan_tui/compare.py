@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from .formatting import format_seconds, format_shapes
+from .report import COMPARE_SCHEMA
 from .text import neutralise_controls
 
-COMPARE_SCHEMA = "torchscan-tui/compare"
 FLAT_COLUMNS = (
     "operator", "input_shapes", "kind", "presence",
     "cpu_before", "cpu_after", "cpu_delta", "cpu_ratio",

@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import shlex
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,6 +24,7 @@ from .jsonio import Progress, decode_json, no_progress, read_bytes
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
+COMPARE_SCHEMA = "torchscan-tui/compare"  # what ``--compare ... --json`` writes
 ROW_BATCH = 1000  # rows per message on the channel, per replayed batch, per part to decode
 FIRST_PAGE_ROWS = 200  # decoded before the app starts: more than any screen shows
 
@@ -90,6 +92,14 @@ def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = Fals
 
 def validate_report(data: object, source: str) -> dict:
     """Check the shape of a loaded report; raise ReportError naming ``source``."""
+    if isinstance(data, dict) and data.get("schema") == COMPARE_SCHEMA:
+        runs = " ".join(
+            shlex.quote(str(data.get(side) or side.upper())) for side in ("before", "after")
+        )
+        raise ReportError(
+            f"{source} is a comparison (written by --compare --json), not a report: "
+            f"see it with: torchscan-tui --compare {runs}"
+        )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
         raise ReportError(f'{source} is not a torchscan-tui report (no "schema": "{SCHEMA_NAME}")')
     version = data.get("schema_version")
