@@ -92,3 +92,12 @@ def test_missing_script_is_one_line(tmp_path):
         result.stderr.strip()
         == f"torchscan-tui: {tmp_path / 'nope.py'}: no such file; give the path of a Python script"
     )
+
+
+def test_a_callable_the_script_lacks_names_the_script_once(tmp_path, workloads):
+    """The worker's load error names the file already; the run's message adds nothing."""
+    result = headless(workloads / "tiny.py", "--callable", "nope", "--json", tmp_path / "r.json")
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert "defines no top-level nope" in last
+    assert last.count("tiny.py") == 1, last

@@ -364,9 +364,11 @@ class Session:
                 details="\n".join(self._stderr_tail.lines),
             )
         if terminal["type"] == "error":
+            # A load error names the script already ("x.py:3: syntax error: ...").
+            named = terminal.get("kind") == "load"
             return self._finish(
                 "failed",
-                f"{script}: {terminal['message']}",
+                terminal["message"] if named else f"{script}: {terminal['message']}",
                 False,
                 details=terminal.get("traceback", ""),
             )
