@@ -86,3 +86,14 @@ def page_fault_seconds(pages: int = 8192) -> float:
             again = time.perf_counter() - started
         samples.append((first - again) / pages)
     return statistics.median(samples)
+
+
+def print_fault_share(what: str, faults: list[int]) -> None:
+    """Say how many page faults ``what`` took (median) and their time on this machine."""
+    fault_cost = page_fault_seconds()
+    median_faults = statistics.median(faults)
+    print(
+        f"{what} took {median_faults:,.0f} page faults (median), "
+        f"{fault_cost * 1e6:.1f} us each on this machine: "
+        f"{median_faults * fault_cost * 1e3:.0f} ms of the time below"
+    )

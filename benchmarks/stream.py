@@ -13,14 +13,13 @@ The parent checks it got every row, equal to what was sent.
 from __future__ import annotations
 
 import os
-import statistics
 import time
 
 from torchscan_tui import protocol
 from torchscan_tui.protocol import ChannelWriter, read_messages
 from torchscan_tui.worker import send_report
 
-from ._timing import benchmark_args, minor_faults, page_fault_seconds, report
+from ._timing import benchmark_args, minor_faults, print_fault_share, report
 from .table import synthetic_rows
 
 
@@ -71,13 +70,7 @@ def main() -> None:
     for _ in range(args.repeats):
         base.append(stream_once(rows, use_msgspec=False))
         mine.append(stream_once(rows, use_msgspec=True, faults=faults))
-    fault_cost = page_fault_seconds()
-    median_faults = statistics.median(faults)
-    print(
-        f"receiving took {median_faults:,.0f} page faults (median), "
-        f"{fault_cost * 1e6:.1f} us each on this machine: "
-        f"{median_faults * fault_cost * 1e3:.0f} ms of the time below"
-    )
+    print_fault_share("receiving", faults)
     report(
         "streaming rows worker -> UI (stdlib json vs msgspec channel)",
         base,

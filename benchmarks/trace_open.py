@@ -10,13 +10,12 @@ Baseline: ``json.load`` of the same file alone, the least any reader must do. Ou
 from __future__ import annotations
 
 import json
-import statistics
 import tempfile
 from pathlib import Path
 
 from torchscan_tui.opening import open_profile
 
-from ._timing import benchmark_args, interleaved, minor_faults, page_fault_seconds, report
+from ._timing import benchmark_args, interleaved, minor_faults, print_fault_share, report
 from .aggregation import make_profile
 
 
@@ -48,13 +47,7 @@ def main() -> None:
             return opened
 
         base, mine = interleaved(load, ours, args.repeats)
-        fault_cost = page_fault_seconds()
-        median_faults = statistics.median(faults)
-        print(
-            f"opening took {median_faults:,.0f} page faults (median), "
-            f"{fault_cost * 1e6:.1f} us each on this machine: "
-            f"{median_faults * fault_cost * 1e3:.0f} ms of the time below"
-        )
+        print_fault_share("opening", faults)
         report(
             "opening a trace as rows (json.load alone vs open_profile)",
             base,
