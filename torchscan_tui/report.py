@@ -140,7 +140,7 @@ class PendingRows:
         into: list | None = None,
         texts: list | None = None,
         size: int = ROW_BATCH,
-        array: bytes | None = None,
+        array: bytes | memoryview | None = None,
         skip: int = 0,
     ):
         self._parts = parts or []
@@ -156,7 +156,7 @@ class PendingRows:
 
     @classmethod
     def of_array(
-        cls, array: bytes, into: list, skip: int = 0, size: int = ROW_BATCH
+        cls, array: bytes | memoryview, into: list, skip: int = 0, size: int = ROW_BATCH
     ) -> PendingRows:
         """The rows of a JSON array (bytes-like) but its first ``skip``, split into rows
         only when first asked (their number, their parts): the split scans every row,
@@ -258,20 +258,21 @@ def _first_page(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:
     split (and so scanned as JSON) only after the first page shows
     (:meth:`PendingRows.of_array`): no scan and no copy of them before it. Rows damaged
     past the first page are then found by that split, which says so (see
-    :class:`~torchscan_tui.sources.ReportSource`). Any other layout is scanned whole
-    first, so a damaged file is refused here, and its rows are split at once.
+    :class:`~torchscan_tui.sources.ReportSource`). A file laid out otherwise is scanned
+    whole first, so damage is refused here. Rows not a line each are split at once.
     """
-    located = _located_rows(data)
-    if located is not None:
-        document, operators = located
-        page = _rows_by_line(operators, rows)
-        if page is not None:
-            document["operators"] = page
-            return document, PendingRows.of_array(operators, into=page, skip=len(page))
     try:
-        top = _TOP_LEVEL.decode(data)
-        operators = top["operators"]
-        page = _rows_by_line(memoryview(operators), rows)
+        located = _located_rows(data)
+        if located is not None:
+            document, operators = located
+        else:
+            top = _TOP_LEVEL.decode(data)
+            operators = memoryview(top["operators"])
+            document = {  # the rows keep their place among the keys, decoded below
+                key: None if key == "operators" else decode_json(value)
+                for key, value in top.items()
+            }
+        page = _rows_by_line(operators, rows)
         if page is None:
             texts = _ROW_TEXTS.decode(operators)
             page = decode_json(_json_array(texts[:rows]))
@@ -280,9 +281,7 @@ def _first_page(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:
             pending = PendingRows.of_array(operators, into=page, skip=len(page))
     except (ValueError, KeyError):
         return None
-    document = {
-        key: page if key == "operators" else decode_json(value) for key, value in top.items()
-    }
+    document["operators"] = page
     return document, pending
 
 
