@@ -64,6 +64,8 @@ def test_bad_destinations_name_the_users_path(tmp_path):
     ("content", "expected"),
     [
         ("not json", "is not valid JSON"),
+        ("", "is empty"),
+        (" \n", "is empty"),
         ('{"a": 1}', "is not a torchscan-tui report"),
         (json.dumps(minimal(schema_version=SCHEMA_VERSION + 1)), "newer torchscan-tui"),
     ],

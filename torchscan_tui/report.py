@@ -304,7 +304,7 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
     """A file's bytes (decompressed for ``.gz``), or a ReportError naming it and the fix."""
     source = os.fspath(path)
     try:
-        return read_bytes(source, progress)
+        data = read_bytes(source, progress)
     except FileNotFoundError:
         raise ReportError(f"{source} does not exist: check the path") from None
     except IsADirectoryError:
@@ -313,6 +313,9 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
         raise ReportError(f"{source} cannot be read: permission denied") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise not_json(source, exc) from None
+    if not data or data.isspace():  # a run that died before writing, a failed copy; no copy
+        raise ReportError(f"{source} is empty: open a saved report or a torch.profiler trace")
+    return data
 
 
 def not_json(source: str, problem: Exception) -> ReportError:
