@@ -9,7 +9,7 @@ import sys
 import pytest
 from replay import make_row
 
-from torchscan_tui.compare import compare_reports, regressions
+from torchscan_tui.compare import compare_reports, regressions, text_table
 from torchscan_tui.report import SCHEMA_NAME, save_report
 
 
@@ -65,6 +65,17 @@ def test_gate_names_the_offenders():
     assert regressions(compare_reports(report(BEFORE), report(BEFORE), "a", "a"), 0) == []
 
 
+def test_text_table_signs_deltas_and_marks_one_sided_rows():
+    lines = text_table(compare_reports(report(BEFORE), report(AFTER), "a", "b")).splitlines()
+    assert lines[1] == "total CPU self time 13.000 ms -> 8.500 ms (-4.500 ms, -34.6%)"
+    relu, mm = (next(line for line in lines if name in line) for name in ("relu", "mm"))
+    assert relu.split()[:8] == ["+1.000", "ms", "2.000", "ms", "3.000", "ms", "1.50x", "aten::relu"]
+    assert mm.split()[:8] == ["-5.000", "ms", "10.000", "ms", "5.000", "ms", "0.50x", "aten::mm"]
+    new = next(line for line in lines if "aten::new" in line)
+    assert new.split()[6:8] == ["—", "new"]  # no ratio: nothing before
+    assert "gone" in next(line for line in lines if "aten::gone" in line)
+
+
 def run_cli(*argv):
     return subprocess.run(
         [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
@@ -98,4 +109,4 @@ def test_compare_a_trace_with_a_report(tmp_path):
     save_report(report(BEFORE), tmp_path / "r.json")
     result = run_cli("--compare", trace, tmp_path / "r.json")
     assert result.returncode == 0, result.stderr
-    assert "only_before" in result.stdout and "aten::mm" in result.stdout
+    assert "  gone  aten::mm [[4, 8], [8, 2]]" in result.stdout

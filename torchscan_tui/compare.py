@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .formatting import format_seconds, format_shapes
+from .formatting import format_ratio, format_seconds, format_shapes, format_signed_seconds
 from .report import COMPARE_SCHEMA
 from .text import neutralise_controls
 
@@ -27,6 +27,8 @@ COMPARE_SORTS = {
     "calls": lambda row: row["calls"]["delta"],
 }
 TOP_ROWS_GATED = 10
+# How a row found on one side only is marked, in the text table and the compare screen.
+PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
 
 
 def _key(row: dict) -> tuple:
@@ -136,19 +138,29 @@ def describe(row: dict) -> str:
 
 
 def text_table(diff: dict, limit: int = 20) -> str:
-    """The largest CPU self-time deltas as plain text, for a terminal or a CI log."""
+    """The largest CPU self-time deltas as plain text, for a terminal or a CI log.
+
+    Deltas are signed (``+`` is slower); rows on one side only are marked gone or new.
+    """
     lines = [f"{diff['before']} -> {diff['after']}"]
     total = diff["totals"]["cpu_self_seconds"]
+    change = format_signed_seconds(total["delta"])
+    if total["delta"] is not None and total["before"]:
+        change += f", {total['delta'] / total['before']:+.1%}"
     lines.append(
         f"total CPU self time {format_seconds(total['before'])} -> "
-        f"{format_seconds(total['after'])} ({format_seconds(total['delta'])})"
+        f"{format_seconds(total['after'])} ({change})"
     )
-    lines.append(f"{'delta':>12} {'before':>12} {'after':>12}  presence     operator and shapes")
+    lines.append(
+        f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"
+    )
     for row in diff["rows"][:limit]:
         figure = row["cpu_self_seconds"]
         lines.append(
-            f"{format_seconds(figure['delta']):>12} {format_seconds(figure['before']):>12} "
-            f"{format_seconds(figure['after']):>12}  {row['presence']:<12} {describe(row)}"
+            f"{format_signed_seconds(figure['delta']):>12} "
+            f"{format_seconds(figure['before']):>12} {format_seconds(figure['after']):>12} "
+            f"{format_ratio(figure['ratio']):>8}  {PRESENCE_MARKS[row['presence']]:<5} "
+            f"{describe(row)}"
         )
     return "\n".join(lines)
 

@@ -19,6 +19,18 @@ def format_seconds(value: float | None) -> str:
     return f"{value * 1e6:.1f} µs"
 
 
+def format_signed_seconds(value: float | None) -> str:
+    """A change in time: a regression reads ``+1.2 ms``, an improvement ``-1.2 ms``."""
+    if value is None:
+        return MISSING
+    return ("+" if value > 0 else "") + format_seconds(value)
+
+
+def format_ratio(value: float | None) -> str:
+    """after / before as ``1.50x``; None (nothing before to divide by) as the dash."""
+    return MISSING if value is None else f"{value:.2f}x"
+
+
 def format_bytes(value: float | None, signed: bool = False) -> str:
     if value is None:
         return MISSING

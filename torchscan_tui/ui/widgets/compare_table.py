@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from ...formatting import MISSING, format_seconds, format_shapes
+from ...compare import PRESENCE_MARKS
+from ...formatting import format_ratio, format_seconds, format_shapes, format_signed_seconds
 from ...text import neutralise_controls
 from .operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
-
-PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
 
 COMPARE_COLUMNS = (
     Column("mark", "", 1),
@@ -24,12 +23,6 @@ COMPARE_COLUMNS = (
 COMPARE_SORT_COLUMNS = {"delta": "delta", "ratio": "ratio", "device": "device", "calls": "calls"}
 
 
-def _signed_seconds(value: float | None) -> str:
-    if value is None:
-        return MISSING
-    return ("+" if value > 0 else "") + format_seconds(value)
-
-
 class CompareTable(OperatorTable, inherit_bindings=False):
     """Rows are compare rows (see :mod:`torchscan_tui.compare`); the bar is |CPU delta|."""
 
@@ -40,7 +33,6 @@ class CompareTable(OperatorTable, inherit_bindings=False):
 
     def build_cells(self, row_id: int, row: dict) -> dict:
         cpu, device, calls = row["cpu_self_seconds"], row["device_self_seconds"], row["calls"]
-        ratio = cpu["ratio"]
         share = None
         if self.share_total and cpu["delta"] is not None:
             share = abs(cpu["delta"]) / self.share_total
@@ -50,9 +42,9 @@ class CompareTable(OperatorTable, inherit_bindings=False):
             "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
             "before": format_seconds(cpu["before"]),
             "after": format_seconds(cpu["after"]),
-            "delta": _signed_seconds(cpu["delta"]),
-            "ratio": MISSING if ratio is None else f"{ratio:.2f}x",
-            "device": _signed_seconds(device["delta"]),
+            "delta": format_signed_seconds(cpu["delta"]),
+            "ratio": format_ratio(cpu["ratio"]),
+            "device": format_signed_seconds(device["delta"]),
             "calls": f"{calls['before']}→{calls['after']}",
             "share": share,
         }
