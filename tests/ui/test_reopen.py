@@ -6,7 +6,7 @@ import csv
 import threading
 
 from replay import make_row, replay_source
-from textual.widgets import Input
+from textual.widgets import Button, Input
 
 from torchscan_tui.opening import open_profile, open_profile_paged
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
@@ -41,16 +41,20 @@ def saved_big_report(folder, count: int, first_page: int = 100):
 
 async def test_save_reopen_export_round_trip(wait, tmp_path):
     app = create_app(source=replay_source(), show_clock=False)
-    async with app.run_test(size=(120, 30)) as pilot:
+    saved = tmp_path / "my session.json"
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
         await export_all(app, pilot, tmp_path / "live.csv")
         await pilot.press("w")
-        app.screen.query_one("#export-path", Input).value = str(tmp_path / "session.json")
+        assert app.screen.query_one("#export-ok", Button).label.plain == "Save"
+        app.screen.query_one("#export-path", Input).value = str(saved)
         await pilot.press("enter")
         await app.workers.wait_for_complete()
         await pilot.pause()
+        said = [n.message for n in app._notifications]
+        assert f"reopen it with: torchscan-tui '{saved}'" in said[-1]
 
-    report, source = open_profile(tmp_path / "session.json")
+    report, source = open_profile(saved)
     reopened = create_app(report=report, report_path=source, show_clock=False)
     async with reopened.run_test(size=(120, 30)) as pilot:
         await wait(pilot)

@@ -452,14 +452,16 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         self.ask_where(
             "Save the session as a report",
             "torchscan-report.json",
-            ["Reopen it later with: torchscan-tui torchscan-report.json"],
+            ["Reopen it later, without torch, with: torchscan-tui FILE"],
             self._save_report_to,
+            verb="Save",
         )
 
     def _save_report_to(self, request: ExportRequest | None) -> None:
         report = self.state.report
         if request is not None and report is not None:
-            self.write_export(partial(save_report, report), request, "the report")
+            reopen = "; reopen it with: torchscan-tui {path}"
+            self.write_export(partial(save_report, report), request, "the report", reopen)
 
     # Run control ----------------------------------------------------------------------
 

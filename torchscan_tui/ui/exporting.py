@@ -6,6 +6,7 @@ a profile, and start-up is measured).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -28,18 +29,26 @@ class Exporting:
         notes: list[str],
         then: Callable[[ExportRequest | None], None],
         validate: Callable[[str], object] | None = None,
+        verb: str = "Export",
     ) -> None:
         """The export dialog; ``then`` gets the request, or None when it was cancelled."""
         from .screens.export_dialog import ExportDialog
 
-        self.push_screen(ExportDialog(title, name, notes, validate=validate), then)
+        self.push_screen(ExportDialog(title, name, notes, validate=validate, verb=verb), then)
 
     @work(thread=True, group="export", exit_on_error=False)
-    def write_export(self, write: Write, request: ExportRequest, what: str) -> None:
-        """Write in a thread (a big export must not freeze the screen), then say how it went."""
+    def write_export(
+        self, write: Write, request: ExportRequest, what: str, then_say: str = ""
+    ) -> None:
+        """Write in a thread (a big export must not freeze the screen), then say how it went.
+
+        ``then_say`` follows the notice, ``{path}`` in it the file written (shell-quoted,
+        for a command to copy).
+        """
         try:
             written = write(request.path, overwrite=request.overwrite)
         except ExportError as exc:
             self.call_from_thread(self.notify, str(exc), title="Export failed", severity="error")
             return
-        self.call_from_thread(self.notify, f"Wrote {what} to {written}", title="Exported")
+        message = f"Wrote {what} to {written}" + then_say.format(path=shlex.quote(str(written)))
+        self.call_from_thread(self.notify, message, title="Exported")

@@ -29,9 +29,18 @@ class ExportRequest:
 class ExportDialog(ModalScreen[ExportRequest | None]):
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, title: str, default_path: str, notes: list[str], *, validate=None):
+    def __init__(
+        self,
+        title: str,
+        default_path: str,
+        notes: list[str],
+        *,
+        validate=None,
+        verb: str = "Export",
+    ):
         super().__init__()
         self.dialog_title = title
+        self.verb = verb
         self.default_path = default_path
         self.notes = notes
         self.validate_path = validate
@@ -45,7 +54,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
             yield Input(value=self.default_path, id="export-path")
             yield Label("", id="export-message")
             with Horizontal(id="export-buttons"):
-                yield Button("Export", variant="primary", id="export-ok")
+                yield Button(self.verb, variant="primary", id="export-ok")
                 yield Button("Cancel", id="export-cancel")
 
     def on_mount(self) -> None:
