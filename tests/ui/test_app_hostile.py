@@ -102,6 +102,8 @@ async def test_cancel_a_live_run_then_rerun_reads_cancelled(tmp_path):
             await pilot.pause(0.05)
         assert app.state.phase == "cancelled"
         assert not any(alive(pid) for pid in pids)
+        peak = str(app.query_one("#rss-figures").render())
+        assert "up to the cancel, not the whole run's" in peak  # a partial peak says so
         assert app.check_action("rerun", ())
         pids_file.unlink()
         await pilot.press("r")

@@ -47,7 +47,11 @@ class RssPanel(Vertical):
                 text.append("  (not measured: no RSS figure for this run or file)", style="dim")
         else:
             text.append(format_bytes(rss["value"]), style="bold magenta")
-            text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
+            if (status or {}).get("cancelled"):
+                # The child was stopped: its mark covers the run up to then, not all of it.
+                text.append("  kernel high-water mark up to the cancel, not the whole run's")
+            else:
+                text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
             text.append("\n")
             description = (status or {}).get("description") or MISSING
             style = "green" if description == "exited with status 0" else "yellow"
