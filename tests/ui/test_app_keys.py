@@ -72,6 +72,23 @@ async def test_the_status_line_tells_a_row_limit_from_rows_that_never_came(wait)
         assert "5 of 8 grouped operators · sort" in text and "limit 5" in text
 
 
+async def test_the_status_line_says_when_no_row_has_come(wait):
+    """Before the profile begins there are no rows yet; a run that ends there has none."""
+    hold = threading.Event()
+    events = [
+        e
+        for e in recorded_events(outcome="cancelled")
+        if not isinstance(e, (ProfileMeta, RowsReceived))
+    ]
+    app = create_app(source=ReplaySource(events, hold=hold), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause(0.3)
+        assert status_text(app).startswith("no rows yet · sort rank")
+        hold.set()
+        await wait(pilot)
+        assert status_text(app).startswith("no rows: the run ended before any came · sort")
+
+
 async def test_filter_by_shape_word_and_wildcard(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
