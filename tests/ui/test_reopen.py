@@ -59,6 +59,8 @@ async def test_save_reopen_export_round_trip(wait, tmp_path):
     async with reopened.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         assert reopened.check_action("rerun", ()) is False  # nothing to rerun from a file
+        await pilot.press("l")  # nor any workload output to show
+        assert not reopened.query_one("#log-pane").display
         assert reopened.state.rss["value"] == 300 * 2**20
         await pilot.press("slash", *"mm", "escape", "c")
         assert len(reopened.view.visible) == 3

@@ -65,7 +65,9 @@ DRAIN_AGAIN_S = 0.004
 # nothing while one is in flight.
 DECODE_SETTLE_S = 0.4
 # The actions check_action may hide or show, depending on the run and the rows.
-VARIABLE_ACTIONS = ("cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart")
+VARIABLE_ACTIONS = (
+    "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log"
+)  # fmt: skip
 QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
@@ -514,7 +516,15 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
             return state.report is not None
         if action == "chart":
             return bool(self.view.rows)
+        if action == "toggle_log":  # a reopened file has no workload output to show
+            return self.source.rerunnable or bool(state.log.lines) or self._log_shown()
         return True
+
+    def _log_shown(self) -> bool:
+        try:
+            return self.query_one(LogPane).display
+        except NoMatches:  # not composed yet
+            return False
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         """Every action of ours in the command palette, when it applies."""
