@@ -17,6 +17,7 @@ from torchscan_tui.ui.screens.help_screen import HelpScreen
 from torchscan_tui.ui.widgets.detail_pane import DetailPane
 from torchscan_tui.ui.widgets.filter_bar import ERROR_DELAY_S
 from torchscan_tui.ui.widgets.log_pane import LogPane
+from torchscan_tui.ui.widgets.operator_table import OperatorTable
 from torchscan_tui.ui.widgets.status_bar import StatusBar
 
 
@@ -215,6 +216,27 @@ async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
         assert "aten::mm" in str(pane.query_one("#detail-body").render())
         await pilot.press("escape")
         assert not pane.display
+
+
+async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        table, pane = app.table, app.query_one(DetailPane)
+        await pilot.click(OperatorTable, offset=(10, 3))  # the third row
+        assert table.cursor == 2 and not pane.display
+        await pilot.double_click(OperatorTable, offset=(10, 2))
+        assert table.cursor == 1 and pane.display
+        header = str(table.render_line(0).text)
+        calls_x = header.index("calls") + 1
+        await pilot.click(OperatorTable, offset=(calls_x, 0))
+        assert app.view.sort.key == "calls" and app.view.sort.descending
+        counts = [app.view.rows[i]["calls"] for i in app.view.visible]
+        assert counts == sorted(counts, reverse=True)
+        await pilot.click(OperatorTable, offset=(calls_x, 0))  # again flips, as n does
+        assert app.view.sort.key == "calls" and not app.view.sort.descending
+        await pilot.click(OperatorTable, offset=(header.index("operator") + 1, 0))
+        assert app.view.sort.key == "calls"  # not a sortable column: nothing changes
 
 
 async def test_space_selects_and_a_selects_all_visible(wait):

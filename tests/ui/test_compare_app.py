@@ -9,6 +9,7 @@ from textual.widgets import Input
 
 from torchscan_tui.compare import compare_reports
 from torchscan_tui.ui.compare_app import CompareApp
+from torchscan_tui.ui.widgets.compare_table import CompareTable
 
 
 def diff():
@@ -42,6 +43,15 @@ async def test_sorted_by_delta_with_marks_and_filter():
         assert names(app)[0] == "aten::new"
         await pilot.press("slash", *"relu", "enter")
         assert names(app) == ["aten::relu"]
+
+
+async def test_a_click_on_a_column_title_sorts_the_compare_rows():
+    app = CompareApp(diff())
+    async with app.run_test(size=(120, 24)) as pilot:
+        ratio_x = str(app.table.render_line(0).text).index("ratio") + 1
+        await pilot.click(CompareTable, offset=(ratio_x, 0))
+        assert app.view.sort.key == "ratio"
+        assert names(app)[:2] == ["aten::relu", "aten::mm"]  # 1.50x, 0.40x; no ratio last
 
 
 async def test_export_compare_rows_to_csv(tmp_path):

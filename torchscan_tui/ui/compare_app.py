@@ -42,6 +42,7 @@ COMPARE_KEYS = [
     ("b", "bar chart of the largest changes, faster left, slower right (d / g switch)"),
     ("e", "export the selected compare rows (or the highlighted one)"),
     ("q", "quit"),
+    ("mouse", "click a row to highlight it, click a column's title to sort by it"),
     ("new / gone", "the row exists only after / only before"),
 ]
 

@@ -1,7 +1,8 @@
-"""Filtering and selecting rows: the keys the main app and the compare app share.
+"""Filtering, selecting and sorting rows: the keys the main app and the compare app share.
 
 A mixin for an App that has ``self.view`` (a RowView), ``self.table`` (an OperatorTable or
-subclass), a FilterBar holding ``#filter-input``, and a ``_render_status()`` method.
+subclass), a FilterBar holding ``#filter-input``, and ``_render_status()`` and
+``action_sort(key)`` methods.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from textual.widgets import Input
 
 from ..rows import FilterError
 from .widgets.filter_bar import FilterBar
+from .widgets.operator_table import OperatorTable
 
 FILTER_INPUT = "filter-input"
 
@@ -43,6 +45,9 @@ class RowBrowsing:
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == FILTER_INPUT:
             self.table.focus()
+
+    def on_operator_table_sort_requested(self, event: OperatorTable.SortRequested) -> None:
+        self.action_sort(event.key)  # a click on a column's title: as its sort key
 
     def action_focus_filter(self) -> None:
         self.query_one(f"#{FILTER_INPUT}", Input).focus()

@@ -27,6 +27,7 @@ KEYS = [
     ("r / x", "run the workload again / cancel the run"),
     ("q", "quit (cancels a run; leaves no process behind)"),
     ("ctrl+p", "command palette: every action by name"),
+    ("mouse", "click a row to highlight it, double-click to open it, click a title to sort"),
 ]
 
 

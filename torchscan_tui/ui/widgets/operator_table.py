@@ -3,7 +3,9 @@
 Nothing here measures cells: column widths come from the widget's width, and each line is
 built on demand in :meth:`render_line`, so 100k rows cost no more to show than 30. The
 table reads a :class:`~torchscan_tui.rows.RowView` (attributes down) and posts
-:class:`OperatorTable.Highlighted` / :class:`OperatorTable.Activated` (messages up).
+:class:`OperatorTable.Highlighted`, :class:`OperatorTable.Activated` and
+:class:`OperatorTable.SortRequested` (messages up). The mouse does what the keys do: a
+click moves the cursor, a double click opens the row, a click on a column's title sorts.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from functools import lru_cache
 
 from rich.segment import Segment
 from rich.style import Style
+from textual import events
 from textual.binding import Binding
 from textual.geometry import Size
 from textual.message import Message
@@ -136,6 +139,14 @@ class OperatorTable(ScrollView, can_focus=True):
             self.table = table
             self.row = row
 
+    class SortRequested(Message):
+        """A sortable column's title was clicked; ``key`` is the app's sort key for it."""
+
+        def __init__(self, table: OperatorTable, key: str):
+            super().__init__()
+            self.table = table
+            self.key = key
+
     def __init__(self, view: RowView, **kwargs):
         super().__init__(**kwargs)
         self.view = view
@@ -229,6 +240,31 @@ class OperatorTable(ScrollView, can_focus=True):
 
     def on_resize(self) -> None:
         self.view_changed()
+
+    def on_click(self, event: events.Click) -> None:
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        if offset.y == 0:
+            key = self.sort_key_at(offset.x)
+            if key is not None:
+                self.post_message(self.SortRequested(self, key))
+            return
+        position = int(self.scroll_offset.y) + offset.y - 1
+        if 0 <= position < len(self.view.visible):
+            self.cursor = position
+            if event.chain == 2:
+                self.action_activate()
+
+    def sort_key_at(self, x: int) -> str | None:
+        """The sort key of the column whose title is at ``x`` (None: not a sortable one)."""
+        start = 0
+        layout = layout_columns(self.scrollable_content_region.width, self.TABLE_COLUMNS)
+        for column, width in layout:
+            if start <= x < start + width:
+                return self.SORT_COLUMNS.get(column.key)
+            start += width + 1  # the space between columns
+        return None
 
     # Rendering ------------------------------------------------------------------------
 
