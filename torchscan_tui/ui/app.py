@@ -79,6 +79,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui"
     BINDINGS = [
+        # Help first: a narrow terminal's footer cuts its last keys off.
+        Binding("question_mark", "help", "Help", tooltip="Keys and what the numbers mean"),
         Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
         Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
@@ -95,7 +97,6 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         Binding("r", "rerun", "Rerun", tooltip="Run the workload again"),
         Binding("x", "cancel_run", "Cancel", tooltip="Cancel the run"),
         Binding("q", "quit", "Quit", tooltip="Quit, cancelling any run"),
-        Binding("question_mark", "help", "Help", tooltip="Keys and what the numbers mean"),
         Binding("escape", "leave", "Back", show=False),
     ]
 
@@ -129,7 +130,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         yield DetailPane(id="detail-pane")
         yield LogPane(id="log-pane")
         yield StatusBar(id="status-bar")
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     @property
     def table(self) -> OperatorTable:

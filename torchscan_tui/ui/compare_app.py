@@ -51,6 +51,8 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui compare"
     BINDINGS = [
+        # Help first: a narrow terminal's footer cuts its last keys off.
+        Binding("question_mark", "help", "Help", tooltip="Keys"),
         Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
         Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
         Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
@@ -61,7 +63,6 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
         Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
         Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
         Binding("q", "quit", "Quit", tooltip="Quit"),
-        Binding("question_mark", "help", "Help", tooltip="Keys"),
         Binding("escape", "leave", "Back", show=False),
     ]
 
@@ -77,7 +78,7 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
         yield FilterBar(id="filter-bar")
         yield CompareTable(self.view, id="operator-table")
         yield StatusBar(id="status-bar")
-        yield KeyFooter()
+        yield KeyFooter(compact=True)
 
     def _summary(self) -> Text:
         total = self.diff["totals"]["cpu_self_seconds"]

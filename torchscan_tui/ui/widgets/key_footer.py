@@ -1,4 +1,8 @@
-"""Textual's footer, recomposed once per burst of binding changes instead of once each."""
+"""Textual's footer, recomposed once per burst of binding changes instead of once each.
+
+The apps show it compact (one space between keys): at 100 columns the roomy style cut
+off the last four of the main screen's keys.
+"""
 
 from __future__ import annotations
 
