@@ -1,7 +1,10 @@
 """Issue 6: opening a 100k-event Chrome trace as rows (target: well under a second).
 
 Baseline: ``json.load`` of the same file alone, the least any reader must do. Ours:
-``open_profile`` (parse, events, grouping, ranking). The rows are checked against
+``open_profile`` (parse, events, grouping, ranking). The issue measured ``json.load`` of a
+44 MB trace at ~1.5 s where it asked for 100k events "well under a second", so as a ratio
+to the same run's ``json.load`` the target is under 1 / 1.5 = 0.67 (this machine's speed
+varies by the hour; the absolute figure is printed too). The rows are checked against
 ``key_averages(group_by_input_shape=True)`` of the profile that wrote the trace first.
 
     python -m benchmarks.trace_open [--events 100000] [--repeats 3]
@@ -52,7 +55,7 @@ def main() -> None:
             "opening a trace as rows (json.load alone vs open_profile)",
             base,
             mine,
-            "absolute: well under 1 s",
+            "absolute: well under 1 s; as a ratio to json.load: < 0.67",
         )
 
 
