@@ -70,6 +70,15 @@ def events_truncated(kept: int, total: int) -> dict:
     )
 
 
+def trace_cut_short(source: str, events: int) -> dict:
+    return make(
+        "trace_truncated",
+        f"{source} is cut short (it ends inside an event, as when the job writing it was "
+        f"killed): the rows group the {events:,} events written before the cut, so they "
+        "undercount, and events still open at the cut are missing.",
+    )
+
+
 def report_diagnostics(
     *,
     device: str,

@@ -6,9 +6,9 @@ fallback so the engine also runs where msgspec is not installed.
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
+import zlib
 from collections.abc import Callable
 
 from .gcpause import gc_paused
@@ -22,6 +22,7 @@ Progress = Callable[[str, float], None]
 """``progress(stage, fraction)``: stage is "reading" or "parsing", fraction 0..1."""
 
 READ_CHUNK = 4 << 20
+GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip format
 # Plain files up to this size are read in one call: half the time of chunks joined (one
 # allocation, no copy; 30 vs 70 ms for 37 MiB here) and quick enough not to need progress.
 WHOLE_READ_LIMIT = 256 << 20
@@ -33,7 +34,12 @@ def no_progress(stage: str, fraction: float) -> None:
 
 def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
     """The file's (decompressed, for ``.gz``) bytes; a big or compressed file is read in
-    chunks, reporting the fraction done."""
+    chunks, reporting the fraction done.
+
+    A ``.gz`` cut short gives what it held up to the cut (EOFError if not a byte): the
+    JSON reader judges that, as it does a plain file cut short. Not a gzip file, or one
+    damaged inside: zlib.error.
+    """
     total = max(os.path.getsize(path), 1)
     if not path.endswith(".gz") and total <= WHOLE_READ_LIMIT:
         with open(path, "rb") as raw:
@@ -42,11 +48,25 @@ def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
         return data
     chunks = []
     with open(path, "rb") as raw:
-        stream = gzip.GzipFile(fileobj=raw) if path.endswith(".gz") else raw
-        while chunk := stream.read(READ_CHUNK):
-            chunks.append(chunk)
+        if not path.endswith(".gz"):
+            while chunk := raw.read(READ_CHUNK):
+                chunks.append(chunk)
+                progress("reading", min(raw.tell() / total, 1.0))
+            return b"".join(chunks)
+        inflater, ended = zlib.decompressobj(wbits=GZIP_WBITS), True
+        while compressed := raw.read(READ_CHUNK):
+            while compressed:  # a file of several gzip members holds them one after another
+                chunks.append(inflater.decompress(compressed))
+                ended = inflater.eof
+                if not ended:
+                    break
+                compressed = inflater.unused_data
+                inflater = zlib.decompressobj(wbits=GZIP_WBITS)
             progress("reading", min(raw.tell() / total, 1.0))
-    return b"".join(chunks)
+    data = b"".join(chunks)
+    if not ended and not data:  # (an empty file is just empty)
+        raise EOFError("the gzip file ends before any of its data")
+    return data
 
 
 def decode_json(data: bytes) -> object:

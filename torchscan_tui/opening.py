@@ -3,7 +3,8 @@
 
 A report is recognised by its first bytes and decoded here; the trace machinery
 (:mod:`trace_decode`, :mod:`trace_import` and the grouping behind it) is imported only
-when the file is a trace, so reopening a report starts ~25 ms sooner.
+when the file is a trace, so reopening a report starts ~25 ms sooner. A trace cut short
+opens up to its cut, marked incomplete (:mod:`trace_salvage`).
 """
 
 from __future__ import annotations
@@ -70,24 +71,38 @@ def open_profile_paged(
     source = str(location)
     with gc_paused():
         data = read_file(source, progress)
-        try:
-            if looks_like_report(data):
+        if looks_like_report(data):
+            try:
                 progress("parsing", 0.0)
                 report, pending = decode_report(data, source, first_page)
-                progress("parsing", 1.0)
-                return report, source, pending
-            from .trace_decode import decode_trace
-
-            document = decode_trace(data, progress)
-        except ValueError as exc:
-            raise not_json(source, exc) from None
+            except ValueError as exc:
+                raise not_json(source, exc) from None
+            progress("parsing", 1.0)
+            return report, source, pending
+        document, cut_short = _decoded(data, source, progress)
         del data
         from .trace_decode import DecodedTrace
         from .trace_import import report_from_trace
 
         if isinstance(document, DecodedTrace):
             progress("grouping", 0.0)
-            report = report_from_trace(document, source, progress)
+            report = report_from_trace(document, source, progress, cut_short)
             progress("grouping", 1.0)
             return report, source, PendingRows()
         return validate_report(document, source), source, PendingRows()
+
+
+def _decoded(data: bytes, source: str, progress: Progress) -> tuple[object, bool]:
+    """The file decoded (a trace, or any JSON), and whether it was a trace cut short and
+    read up to its cut; a ReportError for anything else that is not JSON."""
+    from .trace_decode import decode_trace
+
+    try:
+        return decode_trace(data, progress), False
+    except ValueError as exc:
+        from .trace_salvage import decode_cut_trace
+
+        document = decode_cut_trace(data, progress)
+        if document is None:
+            raise not_json(source, exc) from None
+        return document, True

@@ -127,8 +127,12 @@ def _row_batches(rows: list) -> list[Event]:
 def _finished(report: dict, rows: int | None = None) -> RunFinished:
     if rows is None:
         rows = len(report.get("operators") or [])
-    complete = bool((report.get("run") or {}).get("complete", True))
-    return RunFinished("done", f"{rows} rows from a saved report", report, complete)
+    run = report.get("run") or {}
+    complete = bool(run.get("complete", True))
+    message = f"{rows} rows from a saved report"
+    if not complete and run.get("note"):  # why the file's rows are incomplete
+        message = run["note"]
+    return RunFinished("done", message, report, complete)
 
 
 class ReplaySource:

@@ -162,10 +162,18 @@ def _decoded_shapes(shapes: object) -> list:
     return shapes
 
 
-def report_from_trace(trace: DecodedTrace, source: str, progress: Progress = no_progress) -> dict:
-    """A report (the schema of :mod:`torchscan_tui.report`) from a decoded trace."""
+def report_from_trace(
+    trace: DecodedTrace, source: str, progress: Progress = no_progress, cut_short: bool = False
+) -> dict:
+    """A report (the schema of :mod:`torchscan_tui.report`) from a decoded trace.
+
+    ``cut_short``: the trace was read up to a cut (:mod:`trace_salvage`): the report is
+    marked incomplete, and its first diagnostic and ``run.note`` say why.
+    """
     events = columns_from_trace(trace.events, source)
     if not events.event_count:
+        if cut_short:
+            raise ReportError(f"{source} is cut short before its first profiler event")
         raise ReportError(f"{source} holds no profiler events: is it a torch.profiler trace?")
     progress("grouping", COLUMNS_SHARE)
     aggregation = aggregate_events(events)
@@ -173,7 +181,7 @@ def report_from_trace(trace: DecodedTrace, source: str, progress: Progress = no_
         group.input_shapes = _decoded_shapes(group.input_shapes)
     device_measured = aggregation.device_event_count > 0
     rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
-    notes = []
+    notes = [diag.trace_cut_short(source, aggregation.event_count)] if cut_short else []
     has_shapes = any(
         entry.args is not None and bool(entry.args.input_dims) for entry in trace.events[:5000]
     )
@@ -212,5 +220,5 @@ def report_from_trace(trace: DecodedTrace, source: str, progress: Progress = no_
         "totals": {"process_peak_rss": None},
         "trace_path": os.path.abspath(source),
         "workload": {"script": None, "host_name": trace.host_name},
-        "run": {"complete": True},
+        "run": {"complete": not cut_short, **({"note": notes[0]["message"]} if cut_short else {})},
     }
