@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from replay import make_row
@@ -102,9 +103,18 @@ def test_headless_compare_json_and_exit_codes(tmp_path):
     assert ok.returncode == 0 and "no regression over 5%" in ok.stderr
 
 
-def test_compare_a_trace_with_a_report(tmp_path):
-    from pathlib import Path
+def test_compare_warns_of_a_side_that_is_incomplete(tmp_path):
+    trace = (Path(__file__).parent / "data" / "cpu_trace.json").read_bytes()
+    (tmp_path / "cut.json").write_bytes(trace[: len(trace) * 3 // 4])
+    save_report({**report(BEFORE), "run": {"complete": False}}, tmp_path / "cancelled.json")
+    result = run_cli("--compare", tmp_path / "cancelled.json", tmp_path / "cut.json")
+    assert result.returncode == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert "cancelled.json holds an incomplete run" in warnings[0]
+    assert "cut.json is cut short" in warnings[1]
 
+
+def test_compare_a_trace_with_a_report(tmp_path):
     trace = Path(__file__).parent / "data" / "cpu_trace.json"
     save_report(report(BEFORE), tmp_path / "r.json")
     result = run_cli("--compare", trace, tmp_path / "r.json")

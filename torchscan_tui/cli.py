@@ -211,6 +211,11 @@ def run_compare(
         (before, before_name, _), (after, after_name, _) = (_open_with_progress(p) for p in paths)
     except ReportError as exc:
         return _fail(str(exc))
+    for report, name in ((before, before_name), (after, after_name)):
+        run = report.get("run") or {}
+        if not run.get("complete", True):  # its rows undercount: the deltas will show it
+            note = run.get("note") or f"{name} holds an incomplete run: its rows undercount"
+            print(f"torchscan-tui: warning: {note}", file=sys.stderr)
     diff = compare_reports(before, after, before_name, after_name)
     if json_path is not None:
         try:

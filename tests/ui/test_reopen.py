@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import threading
+from pathlib import Path
 
 from replay import make_row, replay_source
 from textual.widgets import Button, Input
@@ -143,6 +144,23 @@ async def test_a_report_damaged_past_its_first_page_shows_that_page_as_incomplet
         await wait(pilot)
         assert [row["operator"] for row in app.view.rows] == [r["operator"] for r in rows[:100]]
         assert app.state.complete is False
+        assert "done, incomplete" in str(app.query_one("#run-header").render())
         assert str(path) in app.state.message and "damaged" in app.state.message
         assert app.state.report["run"]["complete"] is False
         assert len(app.state.report["operators"]) == 100
+
+
+async def test_a_trace_cut_short_opens_marked_incomplete_and_says_why(wait, tmp_path):
+    trace = (Path(__file__).parent.parent / "data" / "cpu_trace.json").read_bytes()
+    path = tmp_path / "cut.json"
+    path.write_bytes(trace[: len(trace) * 3 // 4])
+    opened, source, pending = open_profile_paged(path)
+    app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        assert app.view.rows and app.state.complete is False
+        assert "done, incomplete" in str(app.query_one("#run-header").render())
+        said = {n.title: n.message for n in app._notifications}
+        assert "is cut short" in said["Incomplete"] and str(path) in said["Incomplete"]
+        await pilot.press("enter")  # the detail pane lists the diagnostic too
+        assert "trace_truncated" in str(app.query_one("#detail-body").render())

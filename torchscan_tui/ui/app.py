@@ -305,7 +305,13 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         elapsed = state.elapsed() if self.show_clock and self.source.timed else None
         device = state.context.get("device") or self.source.device
         self.query_one(RunHeader).show(
-            self.source.title, device, state.phase, elapsed, state.running, self._tick
+            self.source.title,
+            device,
+            state.phase,
+            elapsed,
+            state.running,
+            self._tick,
+            incomplete=state.outcome == "done" and not state.complete,
         )
 
     def _render_all(self, rows_replaced: bool = False) -> None:

@@ -16,15 +16,26 @@ class RunHeader(OneLine):
     """Rendered from attributes the app sets with :meth:`show`."""
 
     def show(
-        self, title: str, device: str, phase: str, elapsed: float | None, running: bool, tick: int
+        self,
+        title: str,
+        device: str,
+        phase: str,
+        elapsed: float | None,
+        running: bool,
+        tick: int,
+        incomplete: bool = False,
     ) -> None:
+        """``incomplete``: the run or file ended without all its rows (the notice said why)."""
         text = Text()
         text.append(" torchscan-tui ", style="bold reverse")
         text.append(f" {neutralise_controls(title)}", style="bold")
         text.append(f"  device {device}  ", style="dim")
         if running:
             text.append(SPINNER[tick % len(SPINNER)] + " ", style="bold cyan")
-        text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
+        if incomplete:
+            text.append(f"{PHASE_LABELS.get(phase, phase)}, incomplete", style="bold yellow")
+        else:
+            text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
         if elapsed is not None:
             text.append(f"  {elapsed:.1f} s", style="dim")
         self.show_text(text)
