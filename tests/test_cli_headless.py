@@ -9,6 +9,8 @@ import sys
 import pytest
 from conftest import SAMPLES
 
+from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+
 
 def headless(*argv, cwd=None):
     return subprocess.run(
@@ -101,3 +103,44 @@ def test_a_callable_the_script_lacks_names_the_script_once(tmp_path, workloads):
     last = result.stderr.strip().splitlines()[-1]
     assert "defines no top-level nope" in last
     assert last.count("tiny.py") == 1, last
+
+
+def test_a_profile_opened_without_a_terminal_prints_its_top_rows(tmp_path):
+    """Piped or in a CI log, opening a profile prints what key_averages().table() would,
+    in the report's rank order, with its notes; no screen is drawn and nothing waits."""
+    rows = [
+        {
+            "operator": f"aten::op{i}",
+            "input_shapes": [[i, 2]],
+            "kind": "operator",
+            "calls": i + 1,
+            "cpu_self_seconds": (40 - i) * 1e-3,
+            "device_self_seconds": None,
+            "cpu_net_bytes": 1024,
+        }
+        for i in range(40)
+    ]
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {"total_grouped_operators": 40, "ranked_by": "cpu_self_seconds"},
+        "diagnostics": [{"code": "no_shapes_recorded", "message": "shapes were not recorded"}],
+        "totals": {"process_peak_rss": {"value": 300 * 2**20}},
+    }
+    save_report(report, tmp_path / "r.json")
+    result = headless(tmp_path / "r.json")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    header = "r.json: 40 grouped operators, ranked by CPU self time; peak RSS 300.0 MiB"
+    assert lines[0].endswith(header)
+    assert lines[2].split() == ["40.000", "ms", "—", "1", "1.0", "KiB", "aten::op0", "[[0,", "2]]"]
+    assert lines[32] == "... 10 more: open it in a terminal to see all"
+    assert lines[33] == "note: no_shapes_recorded: shapes were not recorded"
+    assert "\x1b" not in result.stdout  # no screen drawn
+
+
+def test_the_app_without_a_terminal_says_how_to_run_headless(tmp_path):
+    result = headless(SAMPLES / "mlp.py")
+    assert result.returncode == 2
+    assert "needs a terminal" in result.stderr and "--json OUT" in result.stderr

@@ -22,6 +22,7 @@ from .opening import open_profile_paged, traces_in
 from .progress_line import ProgressLine
 from .report import FIRST_PAGE_ROWS, PendingRows, ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
+from .text_summary import report_text
 
 EXIT_OK = 0
 EXIT_WORKLOAD_FAILED = 1
@@ -225,7 +226,7 @@ def run_compare(
         except ExportError as exc:
             return _fail(str(exc))
         print(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", file=sys.stderr)
-    elif sys.stdout.isatty():
+    elif has_terminal():
         from .ui.compare_app import CompareApp
 
         CompareApp(diff).run()
@@ -242,10 +243,15 @@ def run_compare(
     return EXIT_OK
 
 
+def has_terminal() -> bool:
+    """Whether a person is there to see the app and type to it (stdin and stdout)."""
+    return sys.stdin.isatty() and sys.stdout.isatty()
+
+
 def pick_trace(folder: str) -> str | None:
     """One trace of a trace-handler directory: the user picks when there are several."""
     traces = traces_in(Path(folder))
-    if len(traces) == 1 or not sys.stdout.isatty():
+    if len(traces) == 1 or not has_terminal():
         return str(traces[0])
     from .ui.trace_picker import TracePicker
 
@@ -312,6 +318,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             report, source, pending = _open_with_progress(chosen, FIRST_PAGE_ROWS)
         except ReportError as exc:
             return _fail(str(exc))
+        if not has_terminal():  # piped, or a CI log: the top rows as text, not a screen
+            print(report_text(report, source, report["operators"]))
+            return EXIT_OK
         return run_app(None, report, source, pending)
     problem = _check_script(script)
     if problem:
@@ -330,6 +339,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(
             "--timeout applies to headless runs (--json OUT); press x to cancel in the app"
         )
+    if not has_terminal():
+        return _fail("the app needs a terminal (stdin and stdout); without one, pass --json OUT")
     return run_app(config, None)
 
 
