@@ -409,6 +409,11 @@ async def test_help_lists_every_key(wait):
         assert isinstance(app.screen, HelpScreen)
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("f1")  # htop's keys: F1 for help, F10 to quit
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape", "f10")
+        await pilot.pause()
+        assert not app.is_running  # left by F10
 
 
 async def test_command_palette_offers_every_applicable_action(wait):

@@ -80,7 +80,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     TITLE = "torchscan-tui"
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
-        Binding("question_mark", "help", "Help", tooltip="Keys and what the numbers mean"),
+        Binding("question_mark,f1", "help", "Help", tooltip="Keys and what the numbers mean"),
         Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
         Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
@@ -96,7 +96,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         Binding("l", "toggle_log", "Log", tooltip="Show or hide the workload's output"),
         Binding("r", "rerun", "Rerun", tooltip="Run the workload again"),
         Binding("x", "cancel_run", "Cancel", tooltip="Cancel the run"),
-        Binding("q", "quit", "Quit", tooltip="Quit, cancelling any run"),
+        Binding("q,f10", "quit", "Quit", tooltip="Quit, cancelling any run"),
         Binding("escape", "leave", "Back", show=False),
     ]
 

@@ -41,7 +41,8 @@ COMPARE_KEYS = [
     ("space / a", "select the row / select all visible rows"),
     ("b", "bar chart of the largest changes, faster left, slower right (d / g switch)"),
     ("e", "export the selected compare rows (or the highlighted one)"),
-    ("q", "quit"),
+    ("q, F10", "quit"),
+    ("?, F1", "this help"),
     ("mouse", "click a row to highlight it, click a column's title to sort by it"),
     ("new / gone", "the row exists only after / only before"),
 ]
@@ -52,7 +53,7 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
     TITLE = "torchscan-tui compare"
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
-        Binding("question_mark", "help", "Help", tooltip="Keys"),
+        Binding("question_mark,f1", "help", "Help", tooltip="Keys"),
         Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
         Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
         Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
@@ -62,7 +63,7 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
         Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
         Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
         Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
-        Binding("q", "quit", "Quit", tooltip="Quit"),
+        Binding("q,f10", "quit", "Quit", tooltip="Quit"),
         Binding("escape", "leave", "Back", show=False),
     ]
 

@@ -25,7 +25,8 @@ KEYS = [
     ("w", "save the session as a report: torchscan-tui report.json reopens it"),
     ("l", "show or hide the workload's output"),
     ("r / x", "run the workload again / cancel the run"),
-    ("q", "quit (cancels a run; leaves no process behind)"),
+    ("q, F10", "quit (cancels a run; leaves no process behind)"),
+    ("?, F1", "this help"),
     ("ctrl+p", "command palette: every action by name"),
     ("mouse", "click a row to highlight it, double-click to open it, click a title to sort"),
 ]
