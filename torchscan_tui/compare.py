@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .formatting import format_ratio, format_seconds, format_shapes, format_signed_seconds
+from .formatting import describe_row, format_ratio, format_seconds, format_signed_seconds
 from .report import COMPARE_SCHEMA
-from .text import neutralise_controls
 
 FLAT_COLUMNS = (
     "operator", "input_shapes", "kind", "presence",
@@ -124,17 +123,13 @@ def regressions(diff: dict, percent: float) -> list[str]:
             if before_value is None or after_value is None:
                 continue
             if before_value == 0 and after_value > 0 and row["presence"] == "only_after":
-                offenders.append(f"{describe(row)}: new, {label} {format_seconds(after_value)}")
+                offenders.append(f"{describe_row(row)}: new, {label} {format_seconds(after_value)}")
             elif figure["ratio"] is not None and figure["ratio"] > limit:
                 offenders.append(
-                    f"{describe(row)}: {label} {format_seconds(before_value)} -> "
+                    f"{describe_row(row)}: {label} {format_seconds(before_value)} -> "
                     f"{format_seconds(after_value)} (+{(figure['ratio'] - 1) * 100:.1f}%)"
                 )
     return offenders
-
-
-def describe(row: dict) -> str:
-    return neutralise_controls(f"{row['operator']} {format_shapes(row['input_shapes'])}")
 
 
 def text_table(diff: dict, limit: int = 20) -> str:
@@ -160,7 +155,7 @@ def text_table(diff: dict, limit: int = 20) -> str:
             f"{format_signed_seconds(figure['delta']):>12} "
             f"{format_seconds(figure['before']):>12} {format_seconds(figure['after']):>12} "
             f"{format_ratio(figure['ratio']):>8}  {PRESENCE_MARKS[row['presence']]:<5} "
-            f"{describe(row)}"
+            f"{describe_row(row)}"
         )
     return "\n".join(lines)
 

@@ -5,6 +5,8 @@ A missing figure is written as an em dash, never as 0.
 
 from __future__ import annotations
 
+from .text import neutralise_controls
+
 MISSING = "—"
 
 
@@ -51,6 +53,11 @@ def format_shape(shape: object) -> str:
 def format_shapes(shapes: list) -> str:
     """Input shapes as torch prints them: ``[[32, 64], [64, 64]]``."""
     return format_shape(shapes)
+
+
+def describe_row(row: dict) -> str:
+    """A row's operator and input shapes on one line, safe to print (``aten::mm [[8, 4]]``)."""
+    return neutralise_controls(f"{row['operator']} {format_shapes(row['input_shapes'])}")
 
 
 def format_count(value: int | None) -> str:

@@ -8,7 +8,6 @@ is not a report, or one from a newer schema, gets a one-line message instead of 
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -311,7 +310,7 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
         raise ReportError(f"{source} is a directory, not a report file") from None
     except PermissionError:
         raise ReportError(f"{source} cannot be read: permission denied") from None
-    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+    except (EOFError, zlib.error) as exc:
         raise not_json(source, exc) from None
     if not data or data.isspace():  # a run that died before writing, a failed copy; no copy
         raise ReportError(f"{source} is empty: open a saved report or a torch.profiler trace")

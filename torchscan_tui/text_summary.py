@@ -7,7 +7,7 @@ rank order, then its diagnostics (pure: no torch, no textual).
 
 from __future__ import annotations
 
-from .formatting import format_bytes, format_count, format_seconds, format_shapes
+from .formatting import describe_row, format_bytes, format_count, format_seconds
 from .text import neutralise_controls
 
 TOP_ROWS = 30
@@ -19,7 +19,7 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     notes. ``rows`` may be only the first page of a report whose other rows are pending:
     the count comes from its context."""
     context = report.get("context") or {}
-    total = context.get("total_grouped_operators", len(rows))
+    total = context.get("total_grouped_operators") or len(rows)
     ranked = RANKS.get(context.get("ranked_by"), "self time")
     header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
     rss = (report.get("totals") or {}).get("process_peak_rss")
@@ -30,12 +30,11 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
         f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"
     )
     for row in rows[:limit]:
-        described = f"{row['operator']} {format_shapes(row['input_shapes'])}"
         lines.append(
             f"{format_seconds(row['cpu_self_seconds']):>12} "
             f"{format_seconds(row['device_self_seconds']):>12} "
             f"{format_count(row['calls']):>8} {format_bytes(row['cpu_net_bytes']):>10}  "
-            f"{neutralise_controls(described)}"
+            f"{describe_row(row)}"
         )
     if total > limit:
         lines.append(f"... {format_count(total - limit)} more: open it in a terminal to see all")
