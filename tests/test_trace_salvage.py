@@ -113,6 +113,13 @@ def test_damage_other_than_a_cut_end_is_still_refused(tmp_path, damage, message)
     assert str(path) in str(caught.value) and "\n" not in str(caught.value)
 
 
+def test_a_gz_that_is_not_gzip_says_so(tmp_path):
+    path = tmp_path / "plain.json.gz"
+    path.write_bytes(TRACE.read_bytes())
+    with pytest.raises(ReportError, match="cannot be decompressed .*: it is not gzip"):
+        open_profile(path)
+
+
 def test_a_whole_trace_is_not_marked(tmp_path):
     report, _ = open_profile(TRACE)
     assert report["run"] == {"complete": True}

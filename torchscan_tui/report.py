@@ -310,8 +310,12 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
         raise ReportError(f"{source} is a directory, not a report file") from None
     except PermissionError:
         raise ReportError(f"{source} cannot be read: permission denied") from None
-    except (EOFError, zlib.error) as exc:
+    except EOFError as exc:
         raise not_json(source, exc) from None
+    except zlib.error as exc:
+        raise ReportError(
+            f"{source} cannot be decompressed ({exc}): it is not gzip, or it is damaged"
+        ) from None
     if not data or data.isspace():  # a run that died before writing, a failed copy; no copy
         raise ReportError(f"{source} is empty: open a saved report or a torch.profiler trace")
     return data
