@@ -35,11 +35,11 @@ def _cuts(data: bytes) -> list[int]:
         tail = tail[:-1]
     if tail.endswith(b"}"):  # cut right after a whole event
         ends.append(len(data) - len(data[-TAIL_CHECK:]) + len(tail))
-    for window in (max(key.end(), len(data) - TAIL_WINDOW), key.end()):
-        found = [match.start() + 1 for match in EVENT_BOUNDARY.finditer(data, window)]
-        if found or window == key.end():
-            ends.extend(reversed(found))
-            break
+    start = max(key.end(), len(data) - TAIL_WINDOW)
+    found = [match.start() + 1 for match in EVENT_BOUNDARY.finditer(data, start)]
+    if not found and start > key.end():  # the last event is longer than the window
+        found = [match.start() + 1 for match in EVENT_BOUNDARY.finditer(data, key.end())]
+    ends.extend(reversed(found))
     return ends[:TRIES]
 
 
