@@ -58,7 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
         "script",
         nargs="?",
         help="the workload script; or a saved report, a Chrome trace (.json, .json.gz) or a "
-        "tensorboard_trace_handler directory to open",
+        "tensorboard_trace_handler directory to open (with no terminal, its top rows print "
+        "as text)",
     )
     parser.add_argument(
         "--callable",
