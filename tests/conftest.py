@@ -25,3 +25,13 @@ def workloads() -> Path:
 @pytest.fixture
 def samples() -> Path:
     return SAMPLES
+
+
+def assert_refused_in_one_line(open_file, path: Path, message: str) -> None:
+    """``open_file(path)`` refuses the file with a ReportError matching ``message``: one
+    line, naming the file (what a user sees instead of a traceback)."""
+    from torchscan_tui.report import ReportError
+
+    with pytest.raises(ReportError, match=message) as caught:
+        open_file(path)
+    assert str(path) in str(caught.value) and "\n" not in str(caught.value)

@@ -6,6 +6,7 @@ import json
 import math
 
 import pytest
+from conftest import assert_refused_in_one_line
 
 from torchscan_tui.atomic import DestinationExists, ExportError
 from torchscan_tui.compare import compare_reports
@@ -73,9 +74,7 @@ def test_bad_destinations_name_the_users_path(tmp_path):
 def test_load_errors_are_one_line(tmp_path, content, expected):
     path = tmp_path / "bad.json"
     path.write_text(content)
-    with pytest.raises(ReportError, match=expected) as caught:
-        load_report(path)
-    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    assert_refused_in_one_line(load_report, path, expected)
 
 
 def test_missing_report(tmp_path):

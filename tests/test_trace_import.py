@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import assert_refused_in_one_line
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from torchscan_tui import jsonio, trace_decode
@@ -111,9 +112,7 @@ def test_cuda_excerpt_links_kernels_to_their_op_mock_gpu():
 def test_bad_files_get_one_line(tmp_path, content, message):
     path = tmp_path / "bad.json"
     path.write_text(content, encoding="latin-1")
-    with pytest.raises(ReportError, match=message) as caught:
-        open_profile(path)
-    assert "\n" not in str(caught.value)
+    assert_refused_in_one_line(open_profile, path, message)
 
 
 def test_the_command_refuses_a_bad_profile_in_one_line(tmp_path):

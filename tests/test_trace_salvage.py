@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import assert_refused_in_one_line
 
 from torchscan_tui.opening import open_profile
-from torchscan_tui.report import ReportError
 
 TRACE = Path(__file__).parent / "data" / "cpu_trace.json"
 
@@ -108,16 +108,13 @@ def test_damage_other_than_a_cut_end_is_still_refused(tmp_path, damage, message)
         data = data[: spans[3][1] + 20]
     path = tmp_path / "bad.json"
     path.write_bytes(data)
-    with pytest.raises(ReportError, match=message) as caught:
-        open_profile(path)
-    assert str(path) in str(caught.value) and "\n" not in str(caught.value)
+    assert_refused_in_one_line(open_profile, path, message)
 
 
 def test_a_gz_that_is_not_gzip_says_so(tmp_path):
     path = tmp_path / "plain.json.gz"
     path.write_bytes(TRACE.read_bytes())
-    with pytest.raises(ReportError, match="cannot be decompressed .*: it is not gzip"):
-        open_profile(path)
+    assert_refused_in_one_line(open_profile, path, "cannot be decompressed .*: it is not gzip")
 
 
 def test_a_whole_trace_is_not_marked(tmp_path):
