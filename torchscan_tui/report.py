@@ -89,6 +89,11 @@ def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = Fals
     return write_text_atomically(path, dumps_report(report), overwrite=overwrite)
 
 
+def incomplete_run(run: dict | None, why: str) -> dict:
+    """A report's ``run`` marked incomplete, with ``note`` saying why (shown on opening)."""
+    return {**(run or {}), "complete": False, "note": why}
+
+
 def validate_report(data: object, source: str) -> dict:
     """Check the shape of a loaded report; raise ReportError naming ``source``."""
     if isinstance(data, dict) and data.get("schema") == COMPARE_SCHEMA:

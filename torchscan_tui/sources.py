@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from .report import ROW_BATCH, PendingRows
+from .report import ROW_BATCH, PendingRows, incomplete_run
 from .session import (
     Event,
     PhaseChanged,
@@ -217,16 +217,15 @@ class ReportSource:
         emit(_finished(self.report, total))
 
     def _damaged(self) -> RunFinished:
-        """The rows the first page holds, marked incomplete (so is a report saved from
-        them), and a message that names the file and says what to do. The decoder's own
+        """The rows the first page holds, marked incomplete with a note that names the
+        file and says what to do (a report saved from them keeps it). The decoder's own
         words are left out: its byte offsets count from the rows, not the file's start."""
         shown = len(self.report["operators"])
         message = (
             f"{self.path} is damaged after its first {shown} rows (the rest are not valid "
             "JSON): showing those; open an intact copy for the rest"
         )
-        run = {**(self.report.get("run") or {}), "complete": False}
-        return RunFinished("done", message, {**self.report, "run": run}, False)
+        return _finished({**self.report, "run": incomplete_run(self.report.get("run"), message)})
 
     def cancel(self) -> None:
         pass  # nothing runs

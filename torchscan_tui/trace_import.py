@@ -24,6 +24,7 @@ from .report import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     ReportError,
+    incomplete_run,
 )
 from .trace_decode import DecodedTrace
 
@@ -181,7 +182,8 @@ def report_from_trace(
         group.input_shapes = _decoded_shapes(group.input_shapes)
     device_measured = aggregation.device_event_count > 0
     rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
-    notes = [diag.trace_cut_short(source, aggregation.event_count)] if cut_short else []
+    cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
+    notes = [cut_note] if cut_note else []
     has_shapes = any(
         entry.args is not None and bool(entry.args.input_dims) for entry in trace.events[:5000]
     )
@@ -220,5 +222,5 @@ def report_from_trace(
         "totals": {"process_peak_rss": None},
         "trace_path": os.path.abspath(source),
         "workload": {"script": None, "host_name": trace.host_name},
-        "run": {"complete": not cut_short, **({"note": notes[0]["message"]} if cut_short else {})},
+        "run": incomplete_run(None, cut_note["message"]) if cut_note else {"complete": True},
     }
