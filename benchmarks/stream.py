@@ -22,6 +22,7 @@ import gc
 import os
 import statistics
 import time
+from collections.abc import Callable
 
 from torchscan_tui import protocol
 from torchscan_tui.protocol import ChannelWriter, read_messages
@@ -31,40 +32,59 @@ from ._timing import benchmark_args, minor_faults, print_fault_share, report
 from .table import synthetic_rows
 
 
+def timed_transfer(
+    rows: list[dict],
+    send: Callable[[int, list[dict]], None],
+    receive: Callable[[int], list[dict]],
+) -> float:
+    """Seconds from a forked child starting ``send(fd, rows)`` to ``receive(fd)`` returning
+    every row in this process; checks they arrived unchanged."""
+    read_fd, write_fd = os.pipe()
+    start_read, start_write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker: rows in hand, note the start, send
+        os.close(read_fd)
+        # Rows of its own, as the real worker's are: the parent's, inherited by the
+        # fork, shared pages whose reference counts encoding writes to, and timed
+        # copy-on-write faults the worker never takes.
+        own_rows = synthetic_rows(len(rows))
+        os.write(start_write, repr(time.perf_counter()).encode())
+        send(write_fd, own_rows)
+        os._exit(0)
+    os.close(write_fd)
+    received = receive(read_fd)
+    finished = time.perf_counter()
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    started = float(os.read(start_read, 64))
+    os.close(start_read)
+    os.close(start_write)
+    assert received == rows, "rows arrived changed or incomplete"
+    return finished - started  # perf_counter is system-wide (CLOCK_MONOTONIC) on Linux
+
+
 def stream_once(rows: list[dict], use_msgspec: bool, faults: list[int] | None = None) -> float:
+    """Our channel: the worker's ``send_report``, the session's ``read_messages``."""
+
+    def send(fd: int, own_rows: list[dict]) -> None:
+        report_ = {"context": {}, "diagnostics": [], "totals": {}, "trace_path": None}
+        send_report(ChannelWriter(fd), {**report_, "operators": own_rows})
+
+    def receive(fd: int) -> list[dict]:
+        received = []
+        faults_before = minor_faults()
+        for message in read_messages(fd):
+            if message["type"] == "rows":
+                received.extend(message["rows"])
+        if faults is not None:
+            faults.append(minor_faults() - faults_before)
+        return received
+
     saved = protocol._msgspec, protocol._ENCODER
     if not use_msgspec:
         protocol._msgspec, protocol._ENCODER = None, None
     try:
-        read_fd, write_fd = os.pipe()
-        start_read, start_write = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the worker: rows in hand, note the start, send
-            os.close(read_fd)
-            # Rows of its own, as the real worker's are: the parent's, inherited by the
-            # fork, shared pages whose reference counts encoding writes to, and timed
-            # copy-on-write faults the worker never takes.
-            own_rows = synthetic_rows(len(rows))
-            os.write(start_write, repr(time.perf_counter()).encode())
-            report_ = {"context": {}, "diagnostics": [], "totals": {}, "trace_path": None}
-            send_report(ChannelWriter(write_fd), {**report_, "operators": own_rows})
-            os._exit(0)
-        os.close(write_fd)
-        received = []
-        faults_before = minor_faults()
-        for message in read_messages(read_fd):
-            if message["type"] == "rows":
-                received.extend(message["rows"])
-        finished = time.perf_counter()
-        if faults is not None:
-            faults.append(minor_faults() - faults_before)
-        os.close(read_fd)
-        os.waitpid(pid, 0)
-        started = float(os.read(start_read, 64))
-        os.close(start_read)
-        os.close(start_write)
-        assert received == rows, "rows arrived changed or incomplete"
-        return finished - started  # perf_counter is system-wide (CLOCK_MONOTONIC) on Linux
+        return timed_transfer(rows, send, receive)
     finally:
         protocol._msgspec, protocol._ENCODER = saved
 
@@ -73,28 +93,19 @@ def bare_msgspec_pipe(rows: list[dict]) -> float:
     """The issue's yardstick: one msgspec message of every row through a pipe."""
     import msgspec
 
-    read_fd, write_fd = os.pipe()
-    start_read, start_write = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read_fd)
-        own_rows = synthetic_rows(len(rows))
-        os.write(start_write, repr(time.perf_counter()).encode())
-        with os.fdopen(write_fd, "wb") as pipe:
+    def send(fd: int, own_rows: list[dict]) -> None:
+        with os.fdopen(fd, "wb") as pipe:
             pipe.write(msgspec.json.encode(own_rows))
-        os._exit(0)
-    os.close(write_fd)
-    gc.disable()  # its best case: the collector would walk the new rows again and again
-    with os.fdopen(read_fd, "rb") as pipe:
-        received = msgspec.json.decode(pipe.read())
-    finished = time.perf_counter()
-    gc.enable()
-    os.waitpid(pid, 0)
-    started = float(os.read(start_read, 64))
-    os.close(start_read)
-    os.close(start_write)
-    assert received == rows
-    return finished - started
+
+    def receive(fd: int) -> list[dict]:
+        gc.disable()  # its best case: the collector would walk the new rows again and again
+        try:
+            with os.fdopen(fd, "rb", closefd=False) as pipe:
+                return msgspec.json.decode(pipe.read())
+        finally:
+            gc.enable()
+
+    return timed_transfer(rows, send, receive)
 
 
 def main() -> None:
