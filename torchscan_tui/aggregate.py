@@ -8,8 +8,9 @@ post-processing time goes. The rules copied from ``torch.autograd.profiler`` are
 * utility ops (``aten::is_leaf``, record_function enter/exit, ...) and hidden events are
   dropped; ``[memory]`` instants are attributed to every CPU event whose interval holds
   them, and the ones no event holds become ``[memory]`` rows of their own;
-* runtime events (``cudaLaunchKernel``, ...) move to the thread of the op that caused
-  them, and device kernels count towards that op's device self time;
+* runtime events (``cudaLaunchKernel``, ...) nest under the op that made them, and the
+  device work they launched counts towards that op's device self time, by the one rule
+  of :mod:`~torchscan_tui.attribution` (device work no op launched gets a row of its own);
 * nesting is per thread by interval containment; a child with its parent's name that is
   the parent's only child is folded into it (``_remove_dup_nodes``);
 * self time is duration minus the children's durations; self memory likewise.
@@ -30,10 +31,27 @@ from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import eq, le, neg
 
+from .activities import (
+    CPU_OP,
+    DEVICE_ANNOTATION,
+    DEVICE_WORK,
+    RUNTIME,
+    SKIPPED,
+    UNKNOWN,
+    activity_class,
+    device_kind,
+)
+from .attribution import (
+    UNATTRIBUTED_REASONS,
+    Attribution,
+    KernelGroup,
+    attribute_device_work,
+    kernel_groups,
+    place_runtime_calls,
+)
 from .events import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME, EventColumns, RawEvent
 
 CPU_MEMORY_DEVICES = frozenset({"CPU", "MKLDNN", "IDEEP"})
-KERNEL_DEVICES = frozenset({"CUDA", "PrivateUse1", "XPU"})
 _PROFILER_STEP = "ProfilerStep#"
 _PROFILER_STEP_ROW = "ProfilerStep*"
 
@@ -41,6 +59,7 @@ KIND_OPERATOR = "operator"
 KIND_RUNTIME = "runtime"
 KIND_ANNOTATION = "annotation"
 KIND_MEMORY = "memory"
+KIND_UNATTRIBUTED = "unattributed"
 
 
 @dataclass
@@ -65,16 +84,33 @@ class Aggregation:
     event_count: int
     device_event_count: int
     threads: int
+    kernels: list[KernelGroup] = field(default_factory=list)
+    device_ns: int = 0  # all device work, attributed or not
+    unattributed_ns: dict[str, int] = field(default_factory=dict)  # by unattributed row
+    device_annotations: int = 0  # GPU-side ranges seen, never summed
+    device_kind: str | None = None
 
 
-def _kind(name: str, annotation: bool, linked_id: int, activity: str) -> str:
+def _kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> str:
     if name == MEMORY_EVENT_NAME or name == OUT_OF_MEMORY_EVENT_NAME:
         return KIND_MEMORY
     if annotation:
         return KIND_ANNOTATION
-    if linked_id > 0 or activity.endswith("_runtime") or activity.endswith("_driver"):
+    if linked_id > 0 or activity_cls == RUNTIME:
         return KIND_RUNTIME
     return KIND_OPERATOR
+
+
+def _classes(activities: list[str], devices: list[str]) -> list[str]:
+    """Each event's activity class; one that the table does not place is judged by its
+    device, as torch does live (a trace's unknown categories were set apart on reading)."""
+    by_activity = {activity: activity_class(activity) for activity in set(activities)}
+    if not any(cls in (UNKNOWN, SKIPPED) for cls in by_activity.values()):
+        return list(map(by_activity.__getitem__, activities))
+    return [
+        cls if cls not in (UNKNOWN, SKIPPED) else CPU_OP if device == "CPU" else DEVICE_WORK
+        for cls, device in zip(map(by_activity.__getitem__, activities), devices, strict=True)
+    ]
 
 
 class _MemoryIndex:
@@ -133,8 +169,8 @@ class _MemoryIndex:
 @dataclass
 class _Nodes:
     """What grouping knows of each node, as parallel lists: the kept events first, then
-    the memory records no event held (rows of their own). Threads and kernel times are
-    amended as runtime events are linked to their operators."""
+    the memory records no event held (rows of their own). Threads are amended as runtime
+    calls are placed on their operators' threads."""
 
     names: list[str]
     devices: list[str]
@@ -144,10 +180,9 @@ class _Nodes:
     annotations: list[bool]
     shapes: list
     links: list[int]  # linked correlation id, 0 for none
-    activities: list[str]
+    classes: list[str]  # activity class (see :mod:`~torchscan_tui.activities`)
     synchronous_cpu: list[bool]
     cpu_memory: list[int]  # CPU bytes allocated within the node's interval
-    kernels_ns: list[int]  # device time of the kernels the node launched
 
     @classmethod
     def of(cls, columns: EventColumns, memory: _MemoryIndex) -> _Nodes:
@@ -156,6 +191,7 @@ class _Nodes:
         if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
             names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
         devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
+        classes = _classes(columns.activities, devices)
         return cls(
             # Interned: equal names become one string, so every later set, dict and
             # comparison over 100k of them matches by identity (~20-60 ms less grouping).
@@ -167,13 +203,14 @@ class _Nodes:
             annotations=list(columns.annotations),
             shapes=list(columns.shapes),
             links=list(columns.linked_ids),
-            activities=list(columns.activities),
+            classes=classes,
             synchronous_cpu=[
-                device == "CPU" and not is_async
-                for device, is_async in zip(devices, columns.asynchronous, strict=True)
+                device == "CPU" and not is_async and activity_cls in (CPU_OP, RUNTIME)
+                for device, is_async, activity_cls in zip(
+                    devices, columns.asynchronous, classes, strict=True
+                )
             ],
             cpu_memory=memory.attribute(devices, starts, ends),
-            kernels_ns=[0] * len(devices),
         )
 
     def add_record(self, record: RawEvent) -> None:
@@ -182,8 +219,7 @@ class _Nodes:
             (self.names, record.name), (self.devices, record.device_type),
             (self.threads, record.thread), (self.starts, record.start_ns),
             (self.ends, record.start_ns), (self.annotations, False), (self.shapes, []),
-            (self.links, 0), (self.activities, ""), (self.synchronous_cpu, True),
-            (self.kernels_ns, 0),
+            (self.links, 0), (self.classes, CPU_OP), (self.synchronous_cpu, True),
             (self.cpu_memory, record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0),
         ):  # fmt: skip
             values.append(value)
@@ -198,9 +234,15 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     columns = events if isinstance(events, EventColumns) else EventColumns.from_events(events)
     memory = _MemoryIndex([r for r in columns.memory if r.name == MEMORY_EVENT_NAME])
     nodes = _Nodes.of(columns, memory)
-    device_counts = Counter(nodes.devices)
-    device_event_count = sum(device_counts[device] for device in KERNEL_DEVICES)
-    _link_runtime_events(nodes, columns.correlation_ids)
+    class_counts = Counter(nodes.classes)
+    linking = bool(class_counts[DEVICE_WORK] or class_counts[RUNTIME])
+    op_ids = _op_ids(nodes, columns.correlation_ids) if linking else {}
+    if class_counts[RUNTIME]:
+        op_threads = {nodes.threads[index] for index in op_ids.values()}
+        place_runtime_calls(
+            nodes.classes, op_ids, op_threads, nodes.links, nodes.threads, nodes.starts,
+            nodes.ends,
+        )  # fmt: skip
     for record in memory.unattributed():
         nodes.add_record(record)
     for record in columns.memory:
@@ -213,10 +255,21 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     order = sorted(range(count), key=list(zip(starts, map(neg, ends), strict=True)).__getitem__)
     nested = sorted([i for i in order if nodes.synchronous_cpu[i]], key=threads.__getitem__)
     parent = _nest(nested, threads, starts, ends)
-    alive = _fold_duplicate_nodes(order, nested, nodes.names, parent, nodes.kernels_ns)
+    durations = [end - start for start, end in zip(starts, ends, strict=True)]
+    classes = nodes.classes
+    attribution = attribute_device_work(
+        work=[i for i in order if classes[i] == DEVICE_WORK] if linking else [],
+        runtime_calls=[i for i, cls in enumerate(classes) if cls == RUNTIME] if linking else [],
+        correlation_ids=columns.correlation_ids,
+        links=nodes.links,
+        op_ids=op_ids,
+        parent=parent,
+        durations=durations,
+        classes=classes,
+    )
+    alive = _fold_duplicate_nodes(order, nested, nodes.names, parent, attribution.op_device_ns)
 
     # Self time and self memory: each live child's totals come off its parent's.
-    durations = [end - start for start, end in zip(starts, ends, strict=True)]
     children_ns = [0] * count
     children_bytes = [0] * count
     for up, living, duration, held in zip(parent, alive, durations, nodes.cpu_memory, strict=True):
@@ -234,39 +287,55 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
 
     groups = _groups(
         nodes,
-        [i for i in order if alive[i] and nodes.devices[i] == "CPU"],
+        [i for i in order if alive[i] and nodes.devices[i] == "CPU" and classes[i] in _ROWS],
         self_ns=[d - c for d, c in zip(durations, children_ns, strict=True)],
         self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
         callers=callers,
+        device_ns=attribution.op_device_ns,
     )
+    groups += _unattributed_groups(attribution)
     return Aggregation(
         groups=groups,
         event_count=columns.event_count,
-        device_event_count=device_event_count,
+        device_event_count=class_counts[DEVICE_WORK],
         threads=len(set(threads)),
+        kernels=kernel_groups(attribution, names, columns.activities, durations),
+        device_ns=sum(map(durations.__getitem__, attribution.work)),
+        unattributed_ns=attribution.unattributed_ns,
+        device_annotations=class_counts[DEVICE_ANNOTATION],
+        device_kind=device_kind(
+            set(columns.activities),
+            {names[i] for i in compress(range(count), map((RUNTIME).__eq__, classes))},
+        )
+        if linking
+        else None,
     )
 
 
-def _link_runtime_events(nodes: _Nodes, correlation_ids: list[int]) -> None:
-    """Runtime events join the thread of the operator that launched them; kernels add
-    their time to its device time. A CPU-only profile links nothing: no index to build."""
-    links = nodes.links
-    if not any(links):
-        return
-    op_index = {
+_ROWS = frozenset({CPU_OP, RUNTIME})
+
+
+def _op_ids(nodes: _Nodes, correlation_ids: list[int]) -> dict[int, int]:
+    """Each CPU op's correlation id (``External id``) to its node."""
+    return {
         correlation_id: index
-        for index, (correlation_id, synchronous, linked) in enumerate(
-            zip(correlation_ids, nodes.synchronous_cpu, links, strict=True)
+        for index, (correlation_id, synchronous, activity_cls) in enumerate(
+            zip(correlation_ids, nodes.synchronous_cpu, nodes.classes)
         )
-        if synchronous and linked == 0
+        if synchronous and activity_cls == CPU_OP and correlation_id
     }
-    devices, threads, starts, ends = nodes.devices, nodes.threads, nodes.starts, nodes.ends
-    for index in [i for i, linked in enumerate(links) if linked > 0 and linked in op_index]:
-        op = op_index[links[index]]
-        if devices[index] in KERNEL_DEVICES:
-            nodes.kernels_ns[op] += ends[index] - starts[index]
-        elif devices[index] == "CPU":
-            threads[index] = threads[op]
+
+
+def _unattributed_groups(attribution: Attribution) -> list[Group]:
+    """One explicit row per reason for device work that reached no operator."""
+    groups = []
+    for name in UNATTRIBUTED_REASONS:
+        if name in attribution.unattributed_ns:
+            group = Group(name, [], KIND_UNATTRIBUTED)
+            group.calls = attribution.unattributed_calls[name]
+            group.device_self_ns = attribution.unattributed_ns[name]
+            groups.append(group)
+    return groups
 
 
 def _nest(nested: list[int], threads: list[int], starts: list[int], ends: list[int]) -> list[int]:
@@ -303,6 +372,7 @@ def _groups(
     self_ns: list[int],
     self_bytes: list[int],
     callers: list[str | None],
+    device_ns: list[int],
 ) -> list[Group]:
     """The groups of the live CPU nodes in ``indices`` (in order of first appearance).
 
@@ -324,7 +394,7 @@ def _groups(
     groups = []
     for (name, annotation, _), number in numbers.items():
         index = first_index[number]
-        kind = _kind(name, annotation, nodes.links[index], nodes.activities[index])
+        kind = _kind(name, annotation, nodes.links[index], nodes.classes[index])
         groups.append(Group(name, shapes[index], kind))
     for number, calls in Counter(ids).items():
         groups[number].calls = calls
@@ -334,7 +404,7 @@ def _groups(
     for attribute, values in (
         ("cpu_self_ns", self_ns),
         ("cpu_net_bytes", self_bytes),
-        ("device_self_ns", nodes.kernels_ns),
+        ("device_self_ns", device_ns),
     ):
         totals = [0] * len(groups)
         if any(values):  # a CPU profile has no kernel time: no Python pass for zeros
@@ -355,7 +425,7 @@ def _fold_duplicate_nodes(
     nested: list[int],
     names: list[str],
     parent: list[int],
-    kernels_ns: list[int],
+    device_ns: list[int],
 ) -> list[bool]:
     """torch's ``_remove_dup_nodes``: fold an only child that repeats its parent's name.
 
@@ -384,7 +454,7 @@ def _fold_duplicate_nodes(
             up = parent[index]
             if len(children[up]) == 1:
                 children[up] = children[index]
-                kernels_ns[up] = kernels_ns[index]
+                device_ns[up] = device_ns[index]
                 for kid in children[index]:
                     parent[kid] = up
                 alive[index] = False

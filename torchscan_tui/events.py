@@ -11,7 +11,7 @@ trace reader can fill the columns straight from its decoded events.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 MEMORY_EVENT_NAME = "[memory]"
@@ -54,7 +54,9 @@ class EventColumns:
 
     ``memory`` holds the ``[memory]`` and ``[OutOfMemory]`` instants, which are not rows
     of their own unless no operator holds them; ``event_count`` counts every event read,
-    the dropped ones included.
+    the dropped ones included; ``set_apart`` counts, by trace category, the events a
+    trace reader left out because they are not operators nor device work (waits, and
+    categories it cannot place), so a report can name them.
     """
 
     names: list[str]
@@ -70,6 +72,7 @@ class EventColumns:
     activities: list[str]
     memory: list[RawEvent]
     event_count: int
+    set_apart: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def from_events(cls, events: Sequence[RawEvent]) -> EventColumns:

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from decimal import Decimal
+from operator import attrgetter
 from types import SimpleNamespace
 from typing import Any
 
@@ -34,6 +36,7 @@ EVENT_FIELDS = (
 ARGS_FIELDS = (
     ("external_id", "External id", 0), ("correlation", "correlation", None),
     ("device_type", "Device Type", 0), ("nbytes", "Bytes", 0),
+    ("legacy_external_id", "external id", 0),
 )  # fmt: skip
 
 
@@ -55,7 +58,7 @@ def _args_from_dict(args: object) -> SimpleNamespace | None:
         return None
     dims = args.get("Input Dims")
     return SimpleNamespace(
-        input_dims=None if dims is None else json.dumps(dims).encode(),
+        input_dims=None if dims is None else json.dumps(dims, default=float).encode(),
         **{attribute: args.get(key, default) for attribute, key, default in ARGS_FIELDS},
     )
 
@@ -111,19 +114,18 @@ def _typed(data: bytes) -> DecodedTrace | None:
     return DecodedTrace(trace.traceEvents, trace.record_shapes, trace.host_name)
 
 
-def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace | object:
-    """The trace in ``data``, or the generically decoded JSON when it is not a trace.
+# Below this many microseconds a float time keeps whole nanoseconds (its ulp is under
+# 1 ns); above it (an epoch in us written with decimals) digits are lost in the float.
+EXACT_FLOAT_LIMIT_US = 2**42
 
-    Raises ValueError for text that is not JSON at all.
-    """
-    progress("parsing", 0.0)
-    if msgspec is not None:
-        decoded = _typed(data)
-        if decoded is not None:
-            progress("parsing", 1.0)
-            return decoded
-    document = decode_json(data)
-    progress("parsing", 1.0)
+
+def _loses_digits(events: list) -> bool:
+    """Whether a float start time is too large for a float to hold its nanoseconds."""
+    floats = [ts for ts in map(attrgetter("ts"), events) if type(ts) is float]
+    return bool(floats) and max(map(abs, floats)) >= EXACT_FLOAT_LIMIT_US
+
+
+def _from_document(document: object) -> DecodedTrace | object:
     if isinstance(document, dict) and isinstance(document.get("traceEvents"), list):
         return DecodedTrace(
             events_from_dicts(document["traceEvents"]),
@@ -131,3 +133,21 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
             document.get("host_name"),
         )
     return document
+
+
+def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace | object:
+    """The trace in ``data``, or the generically decoded JSON when it is not a trace.
+
+    Times are kept as written: integers as ints, and where a float could not hold a
+    time's nanoseconds, every number with a fraction as a ``Decimal`` read from its text
+    (the stdlib parser, rare and slower, but exact).
+    Raises ValueError for text that is not JSON at all.
+    """
+    progress("parsing", 0.0)
+    decoded = _typed(data) if msgspec is not None else None
+    if decoded is None:
+        decoded = _from_document(decode_json(data))
+    if isinstance(decoded, DecodedTrace) and _loses_digits(decoded.events):
+        decoded = _from_document(json.loads(data, parse_float=Decimal))
+    progress("parsing", 1.0)
+    return decoded

@@ -4,19 +4,36 @@ A trace from ``export_chrome_trace`` or ``tensorboard_trace_handler`` holds the 
 the live profiler gives us: each complete (``"X"``) event becomes a
 :class:`~torchscan_tui.aggregate.RawEvent` and goes through the same grouping, so rows from a
 trace match ``key_averages(group_by_input_shape=True)`` of the profile that wrote it.
-CPU self time comes from the nesting of events on each thread; device time from GPU
-kernels linked to their launching op through ``External id``; ``[memory]`` instants give
-net bytes.
+CPU self time comes from the nesting of events on each thread; device time from the
+kernels, copies and memsets each op launched (:mod:`~torchscan_tui.attribution`);
+``[memory]`` instants give net bytes. Times are read exactly: integer microseconds, and
+three-decimal ones, become integer nanoseconds with no float rounding, so events that
+touch stay touching (see :func:`nanoseconds`).
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections import Counter
+from decimal import Decimal
 from itertools import repeat
-from operator import add, attrgetter
+from operator import add, attrgetter, sub
 
 from . import diagnostics as diag
+from .activities import (
+    CPU_OP,
+    DEVICE_ANNOTATION,
+    DEVICE_WAIT,
+    DEVICE_WORK,
+    RUNTIME,
+    UNKNOWN,
+    activity_class,
+    canonical_category,
+    device_kind,
+)
 from .aggregate import aggregate_events
+from .device_summary import device_context, device_diagnostics, kernel_rows
 from .events import FILTERED_NAMES, MEMORY_EVENT_NAME, EventColumns, RawEvent
 from .jsonio import Progress, decode_json, no_progress
 from .ranking import build_rows, self_time_sums
@@ -28,9 +45,7 @@ from .report import (
 )
 from .trace_decode import DecodedTrace
 
-DEVICE_CATEGORIES = frozenset({"kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation"})
-SKIPPED_CATEGORIES = frozenset({"Trace", "ac2g", "python_function"})
-ANNOTATION_CATEGORIES = frozenset({"user_annotation", "gpu_user_annotation"})
+KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
 NO_SHAPES = b"[]"
 # Of the "grouping" stage, the share spent turning events into columns (measured: a third).
 COLUMNS_SHARE = 0.35
@@ -46,9 +61,25 @@ def _thread(value: object) -> int:
     return int(digits) if digits else hash(value) & 0xFFFFFFFF
 
 
-def _nanoseconds(microseconds: list) -> list[int]:
-    """Trace times (float microseconds) as integer nanoseconds; C calls only, per value."""
-    return list(map(round, map((1000.0).__mul__, microseconds)))
+def nanoseconds(microseconds: list) -> list[int]:
+    """Trace times (microseconds) as exact integer nanoseconds.
+
+    ``ts * 1000.0`` in floats is off by up to ~128 ns at today's epoch values (past
+    2**53), enough to make touching events overlap. Integers are multiplied as integers;
+    a float is split into its whole microseconds (exact) and its fraction (exact as the
+    float holds it, and within half a nanosecond of the written decimals below
+    ``trace_decode.EXACT_FLOAT_LIMIT_US``, past which the decoder reads Decimals from the
+    text instead); Decimals are exact.
+    Only C calls per value on the common paths.
+    """
+    kinds = set(map(type, microseconds))
+    if kinds <= {int}:
+        return list(map((1000).__mul__, microseconds))
+    if Decimal in kinds:
+        return [round(value * 1000) for value in microseconds]
+    wholes = list(map(math.floor, microseconds))
+    fractions = map(round, map((1000.0).__mul__, map(sub, microseconds, wholes)))
+    return list(map(add, map((1000).__mul__, wholes), fractions))
 
 
 def _memory_instants(trace_events: list) -> list[RawEvent]:
@@ -57,7 +88,7 @@ def _memory_instants(trace_events: list) -> list[RawEvent]:
         entry for entry in trace_events if entry.ph == "i" and entry.name == MEMORY_EVENT_NAME
     ]
     args = list(map(_ARGS, instants))
-    times = _nanoseconds(list(map(_TS, instants)))
+    times = nanoseconds(list(map(_TS, instants)))
     return list(
         map(
             RawEvent._make,
@@ -80,6 +111,28 @@ def _memory_instants(trace_events: list) -> list[RawEvent]:
     )
 
 
+def _placed(complete: list) -> tuple[list, list[str], list[str], Counter]:
+    """The events grouping reads, their canonical categories and activity classes, and
+    how many events of each category it set apart (waits and categories it cannot
+    place: named in a diagnostic, never turned into CPU time)."""
+    raw = [category if type(category) is str else str(category or "") for category in
+           map(_CATEGORY, complete)]  # fmt: skip
+    canonical = {category: canonical_category(category) for category in set(raw)}
+    classes = {category: activity_class(name) for category, name in canonical.items()}
+    set_apart = Counter(
+        category for category in raw if classes[category] in (UNKNOWN, DEVICE_WAIT)
+    )
+    if any(cls not in KEPT_CLASSES for cls in classes.values()):
+        kept = [(e, c) for e, c in zip(complete, raw, strict=True) if classes[c] in KEPT_CLASSES]
+        complete, raw = [e for e, _ in kept], [c for _, c in kept]
+    return (
+        complete,
+        list(map(canonical.__getitem__, raw)),
+        list(map(classes.__getitem__, raw)),
+        set_apart,
+    )
+
+
 def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
     """The operator, annotation, runtime, kernel and memory events of decoded trace events.
 
@@ -89,25 +142,30 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
     integer nanoseconds.
     """
     try:
-        complete = [
-            entry
-            for entry in trace_events
-            if entry.ph == "X" and entry.cat not in SKIPPED_CATEGORIES
-        ]
+        complete, categories, classes, set_apart = _placed(
+            [entry for entry in trace_events if entry.ph == "X"]
+        )
         memory = _memory_instants(trace_events)
         read = len(complete) + len(memory)
         names = list(map(_NAME, complete))
         if set(map(type, names)) - {str}:
             names = [name if type(name) is str else str(name) for name in names]
         if not FILTERED_NAMES.isdisjoint(names):
-            kept = [(e, n) for e, n in zip(complete, names, strict=True) if n not in FILTERED_NAMES]
-            complete, names = [e for e, _ in kept], [n for _, n in kept]
-        categories = [category or "" for category in map(_CATEGORY, complete)]
-        on_device = [category in DEVICE_CATEGORIES for category in categories]
-        starts = _nanoseconds(list(map(_TS, complete)))
-        ends = list(map(add, starts, _nanoseconds(list(map(_DURATION, complete)))))
+            kept = [
+                (e, n, c, k)
+                for e, n, c, k in zip(complete, names, categories, classes, strict=True)
+                if n not in FILTERED_NAMES
+            ]
+            complete, names = [e for e, *_ in kept], [n for _, n, *_ in kept]
+            categories, classes = [c for *_, c, _ in kept], [k for *_, k in kept]
+        on_device = [cls in (DEVICE_WORK, DEVICE_ANNOTATION) for cls in classes]
+        starts = nanoseconds(list(map(_TS, complete)))
+        ends = list(map(add, starts, nanoseconds(list(map(_DURATION, complete)))))
         args = list(map(_ARGS, complete))
-        externals = [0 if a is None else int(a.external_id or 0) for a in args]
+        # 2021 traces spell it "external id" on runtime calls and kernels.
+        externals = [
+            0 if a is None else int(a.external_id or a.legacy_external_id or 0) for a in args
+        ]
         correlations = [None if a is None else a.correlation for a in args]
         if any(on_device) or correlations.count(None) < len(correlations):
             linked_ids = [
@@ -117,7 +175,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
                 )
             ]
             correlation_ids = [
-                int(correlation or 0) if linked else external
+                int(correlation or 0) if linked or correlation is not None else external
                 for correlation, linked, external in zip(
                     correlations, linked_ids, externals, strict=True
                 )
@@ -129,7 +187,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
             for a, device in zip(args, on_device, strict=True)
         ]
         threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a non-numeric time, id or size ({exc}): "
             "the trace is damaged"
@@ -148,10 +206,11 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         shapes=[
             NO_SHAPES if shape == b"null" else shared.setdefault(shape, shape) for shape in shapes
         ],
-        annotations=[category in ANNOTATION_CATEGORIES for category in categories],
+        annotations=[category == "user_annotation" for category in categories],
         activities=categories,
         memory=memory,
         event_count=read,
+        set_apart=dict(set_apart),
     )
 
 
@@ -203,12 +262,13 @@ def report_from_trace(
                 "The trace holds no GPU kernels: device time is None (not measured), not zero.",
             )
         )
+    notes += device_diagnostics(aggregation, events.set_apart)
     return {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
         "operators": rows,
         "context": {
-            "device": "cuda" if device_measured else "cpu",
+            "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
             "row_limit": None,
             "total_grouped_operators": len(rows),
             "ranked_by": ranking,
@@ -216,8 +276,10 @@ def report_from_trace(
             "source": "chrome trace",
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
+            **device_context(aggregation, device_measured),
             **self_time_sums(rows),
         },
+        "kernels": kernel_rows(aggregation),
         "diagnostics": notes,
         "totals": {"process_peak_rss": None},
         "trace_path": os.path.abspath(source),
