@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -228,3 +230,50 @@ def test_live_events_follow_the_same_rule_recorded_gpu():
     assert aggregation.device_annotations == 1
     (copy,) = [k for k in aggregation.kernels if k.direction]
     assert (copy.direction, copy.operator) == ("DtoH", OUTSIDE_OPS)
+
+
+def _headless(*argv):
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *argv],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_a_trace_converts_headless_to_a_report_with_its_kernels(tmp_path):
+    out = tmp_path / "alexnet.json"
+    done = _headless(str(DATA / "alexnet_cuda.json.gz"), "--json", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "64 rows, 19 kernel groups" in done.stderr
+    assert "66.203 ms device time, 100.0% attributed" in done.stderr
+    report = json.loads(out.read_text())
+    assert report["context"]["device_kind"] == "cuda"
+    assert len(report["kernels"]) == 19
+    again = _headless(str(DATA / "alexnet_cuda.json.gz"), "--json", str(out))
+    assert again.returncode == 2 and "--force" in again.stderr
+    # The report reopens with the same figures, kernels included.
+    reopened = open_profile(out)[0]
+    assert reopened["kernels"] == report["kernels"]
+    assert reopened["context"]["device_seconds_total"] == pytest.approx(0.066203)
+
+
+def _slower_kernels(source: Path, destination: Path, factor: float) -> None:
+    with gzip.open(source, "rt") as handle:
+        document = json.load(handle)
+    for event in document["traceEvents"]:
+        if event.get("cat") == "kernel":
+            event["dur"] = event["dur"] * factor
+    destination.write_text(json.dumps(document))
+
+
+def test_compare_of_two_traces_compares_and_gates_on_device_time(tmp_path):
+    """Only the kernels got slower: CPU time is unchanged, the device gate fails."""
+    before = DATA / "trace_diff_control.json.gz"
+    after = tmp_path / "slower.json"
+    _slower_kernels(before, after, 2)
+    done = _headless("--compare", str(before), str(after), "--fail-on-regression", "10")
+    assert done.returncode == 3, done.stderr
+    assert "total device self time 501.567 ms -> " in done.stdout
+    assert "total device self time" in done.stderr
+    assert "total CPU self time" not in done.stderr
+    same = _headless("--compare", str(before), str(before), "--fail-on-regression", "10")
+    assert same.returncode == 0, same.stderr

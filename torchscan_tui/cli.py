@@ -17,11 +17,13 @@ from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table
+from .device_summary import device_line
 from .gcpause import freeze_long_lived, gc_paused
 from .opening import open_profile_paged, traces_in
 from .progress_line import ProgressLine
 from .report import FIRST_PAGE_ROWS, PendingRows, ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
+from .text import neutralise_controls
 from .text_summary import report_text
 
 EXIT_OK = 0
@@ -205,6 +207,29 @@ def run_headless(
     return EXIT_OK
 
 
+def convert_profile(path: str, json_path: str, force: bool) -> int:
+    """Headless conversion: a trace (or report) in, the report with all its rows out."""
+    try:
+        check_destination(json_path, overwrite=force)
+        report, source, _ = _open_with_progress(path)
+        save_report(report, json_path, overwrite=force)
+    except DestinationExists as exc:
+        return _fail(f"{exc} (pass --force)")
+    except (ReportError, ExportError) as exc:
+        return _fail(str(exc))
+    device = device_line(report["context"])
+    print(
+        neutralise_controls(
+            f"torchscan-tui: {source}: {len(report['operators'])} rows, "
+            f"{len(report.get('kernels') or [])} kernel groups"
+            + (f", {device}" if device else "")
+            + f" -> {json_path}"
+        ),
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
 def run_compare(
     paths: Sequence[str], json_path: str | None, force: bool, percent: float | None
 ) -> int:
@@ -311,7 +336,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail("--row-limit must be at least 1")
     if script.endswith((".json", ".json.gz")) or os.path.isdir(script):
         if options.json is not None:
-            return _fail(f"{script} is a saved profile: open it without --json")
+            return convert_profile(script, options.json, options.force)
         try:
             chosen = pick_trace(script) if os.path.isdir(script) else script
             if chosen is None:

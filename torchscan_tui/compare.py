@@ -99,8 +99,26 @@ def compare_reports(before: dict, after: dict, before_name: str, after_name: str
     }
 
 
+def _largest(rows: list[dict], field: str) -> list[dict]:
+    def size(row: dict) -> float:
+        return -max(row[field]["before"] or 0.0, row[field]["after"] or 0.0)
+
+    return sorted(rows, key=size)[:TOP_ROWS_GATED]
+
+
+def _gated_rows(rows: list[dict]) -> list[dict]:
+    """The top-10 rows by CPU self time, and by device self time where a side has it."""
+    gated = _largest(rows, "cpu_self_seconds")
+    chosen = set(map(id, gated))
+    for row in _largest(rows, "device_self_seconds"):
+        if row["device_self_seconds"]["delta"] is not None and id(row) not in chosen:
+            gated.append(row)
+    return gated
+
+
 def regressions(diff: dict, percent: float) -> list[str]:
-    """Why the gate fails: total self time, or a top-10 row, slower by more than percent."""
+    """Why the gate fails: total self time (CPU, and device where both sides measured
+    it), or one of the largest rows, slower by more than percent."""
     limit = 1 + percent / 100
     offenders = []
     for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
@@ -110,13 +128,7 @@ def regressions(diff: dict, percent: float) -> list[str]:
                 f"total {label} self time {format_seconds(total['before'])} -> "
                 f"{format_seconds(total['after'])} (+{(total['ratio'] - 1) * 100:.1f}%)"
             )
-    top = sorted(
-        diff["rows"],
-        key=lambda row: (
-            -max(row["cpu_self_seconds"]["before"] or 0.0, row["cpu_self_seconds"]["after"] or 0.0)
-        ),
-    )[:TOP_ROWS_GATED]
-    for row in top:
+    for row in _gated_rows(diff["rows"]):
         for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
             figure = row[field]
             before_value, after_value = figure["before"], figure["after"]
@@ -132,20 +144,26 @@ def regressions(diff: dict, percent: float) -> list[str]:
     return offenders
 
 
+def _total_line(label: str, total: dict) -> str:
+    change = format_signed_seconds(total["delta"])
+    if total["delta"] is not None and total["before"]:
+        change += f", {total['delta'] / total['before']:+.1%}"
+    return (
+        f"total {label} self time {format_seconds(total['before'])} -> "
+        f"{format_seconds(total['after'])} ({change})"
+    )
+
+
 def text_table(diff: dict, limit: int = 20) -> str:
     """The largest CPU self-time deltas as plain text, for a terminal or a CI log.
 
     Deltas are signed (``+`` is slower); rows on one side only are marked gone or new.
     """
     lines = [f"{diff['before']} -> {diff['after']}"]
-    total = diff["totals"]["cpu_self_seconds"]
-    change = format_signed_seconds(total["delta"])
-    if total["delta"] is not None and total["before"]:
-        change += f", {total['delta'] / total['before']:+.1%}"
-    lines.append(
-        f"total CPU self time {format_seconds(total['before'])} -> "
-        f"{format_seconds(total['after'])} ({change})"
-    )
+    for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+        total = diff["totals"][field]
+        if field == "cpu_self_seconds" or total["before"] is not None or total["after"] is not None:
+            lines.append(_total_line(label, total))
     lines.append(
         f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"
     )

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import diagnostics as diag
 from .aggregate import aggregate_events
+from .device_summary import device_context, device_diagnostics, kernel_rows
 from .events import RawEvent
 from .gcpause import gc_paused
 from .jsonio import is_json
@@ -221,6 +222,8 @@ def profile_workload(
         threads_started=threading.active_count() > threads_before,
         children_ran=_children_usage() != children_before,
     )
+    if cuda_active:
+        notes += device_diagnostics(aggregation)
     if event_total > max_events:
         notes.append(diag.events_truncated(max_events, event_total))
     rows, ranking = build_rows(aggregation.groups, device_measured=cuda_active)
@@ -246,8 +249,10 @@ def profile_workload(
             "events_grouped": aggregation.event_count,
             "max_events": max_events,
             "device_events": aggregation.device_event_count,
+            **device_context(aggregation, cuda_active),
             **sums,
         },
+        "kernels": kernel_rows(aggregation),
         "diagnostics": notes,
         "totals": {},
         "trace_path": None,

@@ -4,7 +4,8 @@ The worker writes to an inherited pipe fd, never to stdout, so nothing the workl
 can be taken for a message. Message types, in the order a worker sends them:
 
   {"type": "phase", "phase": "loading" | "profiling" | "aggregating" | "sending"}
-  {"type": "meta", "context": {...}, "diagnostics": [...], "totals": {...}, "trace_path": ...}
+  {"type": "meta", "context": {...}, "diagnostics": [...], "kernels": [...],
+   "totals": {...}, "trace_path": ...}      kernels: the kernel view (device runs)
   {"type": "rows", "rows": [...]}                 rank order, in batches
   {"type": "phase", "phase": "tracing"}           with a trace to write, after the rows:
   {"type": "meta", ...}                           again, now with its trace_path

@@ -210,6 +210,7 @@ def empty_report(config: RunConfig) -> dict:
         "operators": [],
         "context": {"device": config.device, "row_limit": config.row_limit},
         "diagnostics": [],
+        "kernels": [],
         "totals": {"process_peak_rss": None},
         "trace_path": None,
         "workload": workload_block(config),
@@ -397,6 +398,7 @@ class Session:
     def _apply_meta(self, message: dict) -> None:
         self.report["context"] = message["context"]
         self.report["diagnostics"] = message["diagnostics"]
+        self.report["kernels"] = message.get("kernels") or []
         self.report["totals"].update(message.get("totals") or {})
         self.report["trace_path"] = message.get("trace_path")
         self.report["workload"]["torch_version"] = message["context"].get("torch_version")

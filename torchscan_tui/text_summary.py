@@ -7,6 +7,7 @@ rank order, then its diagnostics (pure: no torch, no textual).
 
 from __future__ import annotations
 
+from .device_summary import device_line
 from .formatting import describe_row, format_bytes, format_count, format_seconds
 from .text import neutralise_controls
 
@@ -25,6 +26,9 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss:
         header += f"; peak RSS {format_bytes(rss['value'])}"
+    device = device_line(context)
+    if device:
+        header += f"; {device}"
     lines = [neutralise_controls(header)]
     lines.append(
         f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"

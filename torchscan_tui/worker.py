@@ -82,6 +82,7 @@ def meta_message(report: dict) -> dict:
         "type": "meta",
         "context": report["context"],
         "diagnostics": report["diagnostics"],
+        "kernels": report.get("kernels", []),
         "totals": report["totals"],
         "trace_path": report["trace_path"],
     }
