@@ -208,16 +208,40 @@ def test_live_events_follow_the_same_rule_recorded_gpu():
     events = [
         _live("aten::linear", "CPU", 0, 1000, corr=7),
         _live("aten::addmm", "CPU", 100, 900, corr=8),
-        _live("cudaLaunchKernel", "CPU", 200, 300, corr=100, linked=8, thread=4242,
-              activity="cuda_runtime"),  # fmt: skip
+        _live(
+            "cudaLaunchKernel",
+            "CPU",
+            200,
+            300,
+            corr=100,
+            linked=8,
+            thread=4242,
+            activity="cuda_runtime",
+        ),  # fmt: skip
         _live("gemm", "CUDA", 400, 700, corr=100, linked=8, thread=7, activity="kernel"),
         _live("aten::unrelated", "CPU", 2000, 2100, corr=100),  # an op id equal to CUPTI's
-        _live("cudaMemcpyAsync", "CPU", 3000, 3010, corr=101, linked=0, thread=4242,
-              activity="cuda_runtime"),  # fmt: skip
-        _live("Memcpy DtoH (Device -> Pinned)", "CUDA", 3100, 3150, corr=101, thread=7,
-              activity="gpu_memcpy"),  # fmt: skip
-        _live("marker", "CUDA", 400, 700, corr=0, linked=7, thread=7,
-              activity="gpu_user_annotation"),  # fmt: skip
+        _live(
+            "cudaMemcpyAsync",
+            "CPU",
+            3000,
+            3010,
+            corr=101,
+            linked=0,
+            thread=4242,
+            activity="cuda_runtime",
+        ),  # fmt: skip
+        _live(
+            "Memcpy DtoH (Device -> Pinned)",
+            "CUDA",
+            3100,
+            3150,
+            corr=101,
+            thread=7,
+            activity="gpu_memcpy",
+        ),  # fmt: skip
+        _live(
+            "marker", "CUDA", 400, 700, corr=0, linked=7, thread=7, activity="gpu_user_annotation"
+        ),  # fmt: skip
     ]
     aggregation = aggregate_events(events)
     rows = {g.operator: g for g in aggregation.groups}

@@ -320,7 +320,7 @@ def _op_ids(nodes: _Nodes, correlation_ids: list[int]) -> dict[int, int]:
     return {
         correlation_id: index
         for index, (correlation_id, synchronous, activity_cls) in enumerate(
-            zip(correlation_ids, nodes.synchronous_cpu, nodes.classes)
+            zip(correlation_ids, nodes.synchronous_cpu, nodes.classes, strict=True)
         )
         if synchronous and activity_cls == CPU_OP and correlation_id
     }

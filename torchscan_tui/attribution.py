@@ -112,9 +112,9 @@ def attribute_device_work(
         if reason is None:
             op_device_ns[op] += durations[index]
         else:
-            result.unattributed_ns[reason] = result.unattributed_ns.get(reason, 0) + durations[
-                index
-            ]
+            result.unattributed_ns[reason] = (
+                result.unattributed_ns.get(reason, 0) + durations[index]
+            )
             result.unattributed_calls[reason] = result.unattributed_calls.get(reason, 0) + 1
     return result
 
@@ -148,9 +148,7 @@ def kernel_groups(
     ):
         key = (names[index], reason if reason is not None else names[op])
         if key not in groups:
-            groups[key] = KernelGroup(
-                key[0], key[1], activities[index], transfer_direction(key[0])
-            )
+            groups[key] = KernelGroup(key[0], key[1], activities[index], transfer_direction(key[0]))
         by_key[key].append(durations[index])
     for key, times in by_key.items():
         group = groups[key]

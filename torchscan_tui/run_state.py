@@ -79,6 +79,7 @@ class RunState:
     diagnostics: list = field(default_factory=list)
     totals: dict = field(default_factory=dict)
     trace_path: str | None = None
+    kernels: list = field(default_factory=list)
     outcome: str | None = None
     message: str = ""
     details: str = ""
@@ -129,6 +130,7 @@ class RunState:
             self.diagnostics = event.diagnostics
             self.totals = event.totals
             self.trace_path = event.trace_path
+            self.kernels = event.kernels
         elif isinstance(event, RowsReceived):
             self.pending_rows.extend(event.rows)
         elif isinstance(event, RunFinished):

@@ -91,6 +91,7 @@ class ProfileMeta(NamedTuple):
     diagnostics: list
     totals: dict
     trace_path: str | None
+    kernels: list = []  # the kernel view's rows (device runs); never mutated
 
 
 class RowsReceived(NamedTuple):
@@ -408,6 +409,7 @@ class Session:
                 message["diagnostics"],
                 message.get("totals") or {},
                 message.get("trace_path"),
+                self.report["kernels"],
             )
         )
 

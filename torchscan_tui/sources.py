@@ -113,6 +113,7 @@ def _report_opened(report: dict) -> list[Event]:
             report.get("diagnostics") or [],
             {k: v for k, v in (report.get("totals") or {}).items() if k != "process_peak_rss"},
             report.get("trace_path"),
+            report.get("kernels") or [],
         )
     )
     return events

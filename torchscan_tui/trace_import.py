@@ -30,7 +30,6 @@ from .activities import (
     UNKNOWN,
     activity_class,
     canonical_category,
-    device_kind,
 )
 from .aggregate import aggregate_events
 from .device_summary import device_context, device_diagnostics, kernel_rows
@@ -119,9 +118,7 @@ def _placed(complete: list) -> tuple[list, list[str], list[str], Counter]:
            map(_CATEGORY, complete)]  # fmt: skip
     canonical = {category: canonical_category(category) for category in set(raw)}
     classes = {category: activity_class(name) for category, name in canonical.items()}
-    set_apart = Counter(
-        category for category in raw if classes[category] in (UNKNOWN, DEVICE_WAIT)
-    )
+    set_apart = Counter(category for category in raw if classes[category] in (UNKNOWN, DEVICE_WAIT))
     if any(cls not in KEPT_CLASSES for cls in classes.values()):
         kept = [(e, c) for e, c in zip(complete, raw, strict=True) if classes[c] in KEPT_CLASSES]
         complete, raw = [e for e, _ in kept], [c for _, c in kept]

@@ -188,7 +188,7 @@ async def test_movement_keys(wait):
         table = app.table
         await pilot.press("down", "j")
         assert table.cursor == 2
-        await pilot.press("k")
+        await pilot.press("up")
         assert table.cursor == 1
         await pilot.press("end")
         assert table.cursor == 7

@@ -27,8 +27,10 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
+from ..device_summary import device_line
 from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
 from ..gcpause import GcBurst, freeze_long_lived
+from ..kernel_view import KERNEL_COLUMNS
 from ..memory import return_free_memory
 from ..report import PendingRows, save_report
 from ..rows import RowView, has_device_time
@@ -66,11 +68,13 @@ DRAIN_AGAIN_S = 0.004
 DECODE_SETTLE_S = 0.4
 # The actions check_action may hide or show, depending on the run and the rows.
 VARIABLE_ACTIONS = (
-    "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log"
+    "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log",
+    "kernels",
 )  # fmt: skip
 QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
+SCREEN_WIDE = frozenset({"quit", "help", "command_palette"})  # over any screen of ours
 
 
 class TorchscanApp(RowBrowsing, Exporting, App[None]):
@@ -90,6 +94,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
         Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
         Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
+        Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace"),
         Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
@@ -303,7 +308,7 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     def _render_header(self) -> None:
         state = self.state
         elapsed = state.elapsed() if self.show_clock and self.source.timed else None
-        device = state.context.get("device") or self.source.device
+        device = device_line(state.context) or state.context.get("device") or self.source.device
         self.query_one(RunHeader).show(
             self.source.title,
             device,
@@ -427,7 +432,31 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
 
         self.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
 
+    def action_kernels(self) -> None:
+        """The kernel view: device work by kernel name and the op that launched it."""
+        from .screens.kernel_screen import KernelScreen
+
+        summary = device_line(self.state.context) or ""
+        self.push_screen(KernelScreen(self.state.kernels, summary, self._export_kernels))
+
     # Exports --------------------------------------------------------------------------
+
+    def _export_kernels(self, rows: list[dict]) -> None:
+        notes = [
+            f"Exports the {len(rows)} kernel group(s) shown, in their order: .csv, .json or .md."
+        ]
+        self.ask_where(
+            "Export kernels",
+            "torchscan-kernels.csv",
+            notes,
+            partial(self._export_kernels_to, rows),
+            format_for,
+        )
+
+    def _export_kernels_to(self, rows: list[dict], request: ExportRequest | None) -> None:
+        if request is not None:
+            write = partial(export_rows, rows, columns=KERNEL_COLUMNS)
+            self.write_export(write, request, f"{len(rows)} kernel group(s)")
 
     def action_export_rows(self) -> None:
         rows = self.view.rows_to_export(self.table.cursor)
@@ -510,6 +539,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         state = self.state
+        if getattr(self.screen, "covers_operators", False) and action not in SCREEN_WIDE:
+            return False
         has_rows = bool(self.view.visible)
         if action == "cancel_run":
             return state.running
@@ -523,6 +554,8 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
             return state.report is not None
         if action == "chart":
             return bool(self.view.rows)
+        if action == "kernels":
+            return bool(state.kernels)
         if action == "toggle_log":  # a reopened file has no workload output to show
             return self.source.rerunnable or bool(state.log.lines) or self._log_shown()
         return True

@@ -58,7 +58,7 @@ COLUMNS = (
     Column("share", "share", 10, drop_order=4),
 )
 MOVEMENT_BINDINGS = [
-    Binding("up,k", "cursor(-1)", "Up", show=False),
+    Binding("up", "cursor(-1)", "Up", show=False),  # k opens the kernel view
     Binding("down,j", "cursor(1)", "Down", show=False),
     Binding("pageup", "page(-1)", "Page up", show=False),
     Binding("pagedown", "page(1)", "Page down", show=False),

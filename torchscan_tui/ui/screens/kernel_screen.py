@@ -1,0 +1,154 @@
+"""``k``: the kernel view, device work grouped by kernel and the operator that launched it.
+
+Kernels, memcpy and memset (with their direction) from the report's ``kernels`` block:
+calls, total, mean, min and max duration. Filter with ``/``, sort with ``t n a x``,
+export the shown rows with ``e``. Every name is outside text: shown literally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.css.query import NoMatches
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+
+from ...formatting import format_count, format_seconds
+from ...kernel_view import filter_kernels, sort_kernels
+from ...text import neutralise_controls
+
+# (title, width): long C++ kernel names are cut; the detail is in the export.
+COLUMNS = (
+    ("kernel", 48), ("launched by", 30), ("what", 12), ("calls", 8),
+    ("total", 11), ("mean", 11), ("min", 11), ("max", 11),
+)  # fmt: skip
+SORT_LABELS = {"total": "total", "calls": "calls", "mean": "mean", "max": "max"}
+
+ExportRows = Callable[[list[dict]], None]
+
+
+def _literal(value: object, style: str = "") -> Text:
+    """Outside text as a cell: never markup, controls made visible."""
+    return Text(neutralise_controls(str(value)), style=style, no_wrap=True, overflow="ellipsis")
+
+
+def _what(row: dict) -> str:
+    direction = row.get("direction")
+    if direction == "memset":
+        return "memset"
+    if direction:
+        return f"memcpy {direction}"
+    return str(row.get("activity") or "kernel")
+
+
+class KernelScreen(Screen[None]):
+    # The operator table's keys (sort, select, chart...) do not reach through this screen.
+    covers_operators = True
+    BINDINGS = [
+        Binding("escape,k,q", "close", "Back", tooltip="Back to the operators"),
+        Binding("slash", "focus_filter", "Filter", tooltip="Filter kernels by words"),
+        Binding("t", "sort('total')", "Total", tooltip="Sort by total time; again flips"),
+        Binding("n", "sort('calls')", "Calls", tooltip="Sort by calls"),
+        Binding("a", "sort('mean')", "Mean", tooltip="Sort by mean time per call"),
+        Binding("x", "sort('max')", "Max", tooltip="Sort by the longest call"),
+        Binding("e", "export", "Export", tooltip="Export the kernels shown"),
+    ]
+
+    def __init__(self, kernels: list[dict], summary: str, export: ExportRows):
+        super().__init__()
+        self.kernels = kernels
+        self.summary = summary
+        self.export_rows = export
+        self.filter_text = ""
+        self.sort_key = "total"
+        self.descending = True
+        self.shown: list[dict] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="kernel-title")
+        yield Input(placeholder="/ filter kernels: words in name, operator, htod...",
+                    id="kernel-filter")  # fmt: skip
+        table: DataTable = DataTable(id="kernel-table", cursor_type="row", zebra_stripes=True)
+        for title, width in COLUMNS:
+            table.add_column(title, width=width)
+        yield table
+        yield Static(id="kernel-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._refresh_rows()
+        self.query_one(DataTable).focus()
+
+    def _refresh_rows(self) -> None:
+        rows = sort_kernels(filter_kernels(self.kernels, self.filter_text), self.sort_key,
+                            self.descending)  # fmt: skip
+        self.shown = rows
+        table = self.query_one(DataTable)
+        table.clear()
+        table.add_rows(
+            [
+                _literal(row["kernel"]),
+                _literal(row["operator"], "cyan"),
+                _literal(_what(row), "dim"),
+                Text(format_count(row["calls"]), justify="right"),
+                Text(format_seconds(row["total_seconds"]), justify="right"),
+                Text(format_seconds(row["mean_seconds"]), justify="right"),
+                Text(format_seconds(row["min_seconds"]), justify="right"),
+                Text(format_seconds(row["max_seconds"]), justify="right"),
+            ]
+            for row in rows
+        )
+        title = Text(" Kernels ", style="bold reverse")
+        title.append(f"  {neutralise_controls(self.summary)}", style="bold")
+        self.query_one("#kernel-title", Static).update(title)
+        arrow = "↓" if self.descending else "↑"
+        status = f" {len(rows):,} of {len(self.kernels):,} kernel groups, sort {arrow} "
+        status += SORT_LABELS[self.sort_key]
+        if self.filter_text:
+            status += f", filter {self.filter_text!r}"
+        self.query_one("#kernel-status", Static).update(_literal(status))
+
+    @on(Input.Changed, "#kernel-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.filter_text = event.value
+        self._refresh_rows()
+
+    @on(Input.Submitted, "#kernel-filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def action_focus_filter(self) -> None:
+        self.query_one(Input).focus()
+
+    def action_close(self) -> None:
+        if self._typing():
+            self.query_one(DataTable).focus()
+        else:
+            self.dismiss()
+
+    def action_sort(self, key: str) -> None:
+        if key == self.sort_key:
+            self.descending = not self.descending
+        else:
+            self.sort_key, self.descending = key, True
+        self._refresh_rows()
+
+    def action_export(self) -> None:
+        self.export_rows(list(self.shown))
+
+    def _typing(self) -> bool:
+        try:
+            return self.query_one(Input).has_focus
+        except NoMatches:  # not composed yet
+            return False
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self._typing() and action in ("sort", "export", "focus_filter"):
+            return False  # keys typed into the filter are text, not commands
+        if action == "export":
+            return bool(self.shown)
+        return True
