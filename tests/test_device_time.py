@@ -268,7 +268,7 @@ def test_a_trace_converts_headless_to_a_report_with_its_kernels(tmp_path):
     done = _headless(str(DATA / "alexnet_cuda.json.gz"), "--json", str(out))
     assert done.returncode == 0, done.stderr
     assert "64 rows, 19 kernel groups" in done.stderr
-    assert "66.203 ms device time, 100.0% attributed" in done.stderr
+    assert "cuda, 66.203 ms device time (100.0% attributed to operators)" in done.stderr
     report = json.loads(out.read_text())
     assert report["context"]["device_kind"] == "cuda"
     assert len(report["kernels"]) == 19

@@ -46,7 +46,10 @@ _CLASSES = {
     "mtia_insight": DEVICE_ANNOTATION,
     "cuda_sync": DEVICE_WAIT,
     "Trace": SKIPPED,
-    "ac2g": SKIPPED,
+    "ac2g": SKIPPED,  # flows (ph s/f): links drawn between events, not events
+    "fwdbwd": SKIPPED,
+    "async": SKIPPED,
+    "async_cpu_to_gpu": SKIPPED,
     "python_function": SKIPPED,
     "overhead": SKIPPED,
     "cpu_instant_event": SKIPPED,

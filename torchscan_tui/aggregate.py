@@ -204,11 +204,11 @@ class _Nodes:
             shapes=list(columns.shapes),
             links=list(columns.linked_ids),
             classes=classes,
+            # A CPU event is an op, a range or a runtime call (the device fallback of
+            # _classes and the trace reader's classes both see to it): it nests.
             synchronous_cpu=[
-                device == "CPU" and not is_async and activity_cls in (CPU_OP, RUNTIME)
-                for device, is_async, activity_cls in zip(
-                    devices, columns.asynchronous, classes, strict=True
-                )
+                device == "CPU" and not is_async
+                for device, is_async in zip(devices, columns.asynchronous, strict=True)
             ],
             cpu_memory=memory.attribute(devices, starts, ends),
         )
@@ -234,7 +234,9 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     columns = events if isinstance(events, EventColumns) else EventColumns.from_events(events)
     memory = _MemoryIndex([r for r in columns.memory if r.name == MEMORY_EVENT_NAME])
     nodes = _Nodes.of(columns, memory)
-    class_counts = Counter(nodes.classes)
+    # A CPU profile has ops alone: no pass to count the classes that are not there.
+    rare = {DEVICE_WORK, RUNTIME, DEVICE_ANNOTATION}.intersection(nodes.classes)
+    class_counts = Counter(nodes.classes) if rare else Counter()
     linking = bool(class_counts[DEVICE_WORK] or class_counts[RUNTIME])
     op_ids = _op_ids(nodes, columns.correlation_ids) if linking else {}
     if class_counts[RUNTIME]:
@@ -287,7 +289,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
 
     groups = _groups(
         nodes,
-        [i for i in order if alive[i] and nodes.devices[i] == "CPU" and classes[i] in _ROWS],
+        [i for i in order if alive[i] and nodes.devices[i] == "CPU"],
         self_ns=[d - c for d, c in zip(durations, children_ns, strict=True)],
         self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
         callers=callers,
@@ -310,9 +312,6 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         if linking
         else None,
     )
-
-
-_ROWS = frozenset({CPU_OP, RUNTIME})
 
 
 def _op_ids(nodes: _Nodes, correlation_ids: list[int]) -> dict[int, int]:

@@ -101,12 +101,14 @@ if msgspec is not None:
         host_name: Any = None
 
     _TRACE_DECODER = msgspec.json.Decoder(_Trace)
+    # Every number with a fraction as a Decimal made from its text: exact times.
+    _EXACT_TRACE_DECODER = msgspec.json.Decoder(_Trace, float_hook=Decimal)
 
 
-def _typed(data: bytes) -> DecodedTrace | None:
+def _typed(data: bytes, exact: bool = False) -> DecodedTrace | None:
     """Decode with msgspec's typed structs; None when the file does not fit them."""
     try:
-        trace = _TRACE_DECODER.decode(data)
+        trace = (_EXACT_TRACE_DECODER if exact else _TRACE_DECODER).decode(data)
     except msgspec.ValidationError:
         return None
     if trace.traceEvents is None:
@@ -114,15 +116,21 @@ def _typed(data: bytes) -> DecodedTrace | None:
     return DecodedTrace(trace.traceEvents, trace.record_shapes, trace.host_name)
 
 
-# Below this many microseconds a float time keeps whole nanoseconds (its ulp is under
-# 1 ns); above it (an epoch in us written with decimals) digits are lost in the float.
-EXACT_FLOAT_LIMIT_US = 2**42
+# Below 2**43 us (101 days) a float's ulp is at most 2**-10 us (0.98 ns), so a time
+# written to the nanosecond is recovered exactly by rounding; above it (an epoch in us
+# written with decimals) digits are lost in the float, and the text is read instead.
+EXACT_FLOAT_LIMIT_US = 2**43
 
 
 def _loses_digits(events: list) -> bool:
     """Whether a float start time is too large for a float to hold its nanoseconds."""
-    floats = [ts for ts in map(attrgetter("ts"), events) if type(ts) is float]
-    return bool(floats) and max(map(abs, floats)) >= EXACT_FLOAT_LIMIT_US
+    times = list(map(attrgetter("ts"), events))
+    try:
+        large = max(times, default=0) >= EXACT_FLOAT_LIMIT_US
+        large = large or min(times, default=0) <= -EXACT_FLOAT_LIMIT_US
+    except TypeError:  # a time that is not a number: the importer names the damage
+        return False
+    return large and float in set(map(type, times))
 
 
 def _from_document(document: object) -> DecodedTrace | object:
@@ -140,7 +148,7 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
 
     Times are kept as written: integers as ints, and where a float could not hold a
     time's nanoseconds, every number with a fraction as a ``Decimal`` read from its text
-    (the stdlib parser, rare and slower, but exact).
+    (a second, slower decode, but exact).
     Raises ValueError for text that is not JSON at all.
     """
     progress("parsing", 0.0)
@@ -148,6 +156,7 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
     if decoded is None:
         decoded = _from_document(decode_json(data))
     if isinstance(decoded, DecodedTrace) and _loses_digits(decoded.events):
-        decoded = _from_document(json.loads(data, parse_float=Decimal))
+        exact = _typed(data, exact=True) if msgspec is not None else None
+        decoded = exact or _from_document(json.loads(data, parse_float=Decimal))
     progress("parsing", 1.0)
     return decoded
