@@ -28,7 +28,7 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from ..device_summary import device_line
-from ..export import TRACE_PRIVACY_NOTE, copy_trace, export_rows, format_for
+from ..export import TRACE_PRIVACY_NOTE, copy_trace
 from ..gcpause import GcBurst, freeze_long_lived
 from ..kernel_view import KERNEL_COLUMNS
 from ..memory import return_free_memory
@@ -442,37 +442,25 @@ class TorchscanApp(RowBrowsing, Exporting, App[None]):
     # Exports --------------------------------------------------------------------------
 
     def _export_kernels(self, rows: list[dict]) -> None:
-        notes = [
-            f"Exports the {len(rows)} kernel group(s) shown, in their order: .csv, .json or .md."
-        ]
-        self.ask_where(
+        self.ask_to_export_rows(
             "Export kernels",
             "torchscan-kernels.csv",
-            notes,
-            partial(self._export_kernels_to, rows),
-            format_for,
+            f"Exports the {len(rows)} kernel group(s) shown, in their order: .csv, .json or .md.",
+            rows,
+            f"{len(rows)} kernel group(s)",
+            KERNEL_COLUMNS,
         )
-
-    def _export_kernels_to(self, rows: list[dict], request: ExportRequest | None) -> None:
-        if request is not None:
-            write = partial(export_rows, rows, columns=KERNEL_COLUMNS)
-            self.write_export(write, request, f"{len(rows)} kernel group(s)")
 
     def action_export_rows(self) -> None:
         rows = self.view.rows_to_export(self.table.cursor)
         what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
-        notes = [f"Exports {what}. The format follows the extension: .csv, .json or .md."]
-        self.ask_where(
+        self.ask_to_export_rows(
             "Export rows",
             "torchscan-rows.csv",
-            notes,
-            partial(self._export_rows_to, rows),
-            format_for,
+            f"Exports {what}. The format follows the extension: .csv, .json or .md.",
+            rows,
+            f"{len(rows)} row(s)",
         )
-
-    def _export_rows_to(self, rows: list[dict], request: ExportRequest | None) -> None:
-        if request is not None:
-            self.write_export(partial(export_rows, rows), request, f"{len(rows)} row(s)")
 
     def action_export_trace(self) -> None:
         notes = [f"{note['code']}: {note['message']}" for note in self.state.diagnostics]

@@ -6,7 +6,6 @@ marked ``new`` or ``gone``. The filter, selection and export keys work as in the
 
 from __future__ import annotations
 
-from functools import partial
 from typing import TYPE_CHECKING
 
 from rich.console import RenderableType
@@ -16,7 +15,6 @@ from textual.binding import Binding
 from textual.widgets import Input, Static
 
 from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
-from ..export import export_rows, format_for
 from ..formatting import format_seconds
 from ..rows import RowView, Sort
 from ..shares import FIELD_LABELS, chart_fields, delta_bars
@@ -32,7 +30,7 @@ from .widgets.key_footer import KeyFooter
 from .widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from .screens.export_dialog import ExportRequest
+    pass
 
 COMPARE_KEYS = [
     ("/", "filter (escape leaves): words, [8, 64], 8x64, [*, 64], kind:runtime"),
@@ -146,16 +144,11 @@ class CompareApp(RowBrowsing, Exporting, App[None]):
 
     def action_export_rows(self) -> None:
         rows = [flat_row(row) for row in self.view.rows_to_export(self.table.cursor)]
-        notes = [f"Exports {len(rows)} compare row(s): .csv, .json or .md."]
-        self.ask_where(
+        self.ask_to_export_rows(
             "Export compare rows",
             "torchscan-compare.csv",
-            notes,
-            partial(self._export_to, rows),
-            format_for,
+            f"Exports {len(rows)} compare row(s): .csv, .json or .md.",
+            rows,
+            f"{len(rows)} row(s)",
+            FLAT_COLUMNS,
         )
-
-    def _export_to(self, rows: list[dict], request: ExportRequest | None) -> None:
-        if request is not None:
-            write = partial(export_rows, rows, columns=FLAT_COLUMNS)
-            self.write_export(write, request, f"{len(rows)} row(s)")

@@ -7,12 +7,14 @@ a profile, and start-up is measured).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 from textual import work
 
 from ..atomic import ExportError
+from ..export import COLUMNS, export_rows, format_for
 
 if TYPE_CHECKING:
     from .screens.export_dialog import ExportRequest
@@ -35,6 +37,23 @@ class Exporting:
         from .screens.export_dialog import ExportDialog
 
         self.push_screen(ExportDialog(title, name, notes, validate=validate, verb=verb), then)
+
+    def ask_to_export_rows(
+        self,
+        title: str,
+        name: str,
+        note: str,
+        rows: list[dict],
+        what: str,
+        columns: Sequence[str] = COLUMNS,
+    ) -> None:
+        """Ask where, then write ``rows`` as CSV, JSON or Markdown (the extension says)."""
+
+        def write_to(request: ExportRequest | None) -> None:
+            if request is not None:
+                self.write_export(partial(export_rows, rows, columns=columns), request, what)
+
+        self.ask_where(title, name, [note], write_to, format_for)
 
     @work(thread=True, group="export", exit_on_error=False)
     def write_export(
