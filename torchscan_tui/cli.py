@@ -23,7 +23,7 @@ from .opening import open_profile_paged, traces_in
 from .progress_line import ProgressLine
 from .report import FIRST_PAGE_ROWS, PendingRows, ReportError, dumps_report, save_report
 from .session import OutputLine, RunConfig, RunFinished, Session
-from .text import neutralise_controls
+from .text import neutralise_lines
 from .text_summary import report_text
 
 EXIT_OK = 0
@@ -125,8 +125,23 @@ def _protect_dash_paths(argv: list[str]) -> list[str]:
     ]
 
 
+def say(text: str, *, err: bool = False) -> None:
+    """Print outside text (names, paths, messages) with its controls made visible.
+
+    A reader that goes away (``| head``) ends the output quietly, as ``cat`` does: the
+    rest is sent to /dev/null, so neither this print nor the exit flush raises.
+    """
+    stream = sys.stderr if err else sys.stdout
+    try:
+        print(neutralise_lines(text), file=stream, flush=True)
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+
+
 def _fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"torchscan-tui: {message}", file=sys.stderr)
+    say(f"torchscan-tui: {message}", err=True)
     return code
 
 
@@ -199,10 +214,10 @@ def run_headless(
     if outcome.outcome == "failed":
         return _fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
     rss = outcome.report["totals"]["process_peak_rss"]
-    print(
+    say(
         f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
         f"{rss['value'] / 2**20:.1f} MiB -> {json_path}",
-        file=sys.stderr,
+        err=True,
     )
     return EXIT_OK
 
@@ -218,14 +233,12 @@ def convert_profile(path: str, json_path: str, force: bool) -> int:
     except (ReportError, ExportError) as exc:
         return _fail(str(exc))
     device = device_line(report["context"])
-    print(
-        neutralise_controls(
-            f"torchscan-tui: {source}: {len(report['operators'])} rows, "
-            f"{len(report.get('kernels') or [])} kernel groups"
-            + (f", {device}" if device else "")
-            + f" -> {json_path}"
-        ),
-        file=sys.stderr,
+    say(
+        f"torchscan-tui: {source}: {len(report['operators'])} rows, "
+        f"{len(report.get('kernels') or [])} kernel groups"
+        + (f", {device}" if device else "")
+        + f" -> {json_path}",
+        err=True,
     )
     return EXIT_OK
 
@@ -242,7 +255,7 @@ def run_compare(
         run = report.get("run") or {}
         if not run.get("complete", True):  # its rows undercount: the deltas will show it
             note = run.get("note") or f"{name} holds an incomplete run: its rows undercount"
-            print(f"torchscan-tui: warning: {note}", file=sys.stderr)
+            say(f"torchscan-tui: warning: {note}", err=True)
     diff = compare_reports(before, after, before_name, after_name)
     if json_path is not None:
         try:
@@ -251,21 +264,21 @@ def run_compare(
             return _fail(f"{exc} (pass --force)")
         except ExportError as exc:
             return _fail(str(exc))
-        print(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", file=sys.stderr)
+        say(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", err=True)
     elif has_terminal():
         from .ui.compare_app import CompareApp
 
         CompareApp(diff).run()
     else:
-        print(text_table(diff))
+        say(text_table(diff))
     if percent is not None:
         offenders = regressions(diff, percent)
         if offenders:
-            print(f"torchscan-tui: regressions over {percent:g}%:", file=sys.stderr)
+            say(f"torchscan-tui: regressions over {percent:g}%:", err=True)
             for offender in offenders:
-                print(f"  {offender}", file=sys.stderr)
+                say(f"  {offender}", err=True)
             return EXIT_REGRESSION
-        print(f"torchscan-tui: no regression over {percent:g}%", file=sys.stderr)
+        say(f"torchscan-tui: no regression over {percent:g}%", err=True)
     return EXIT_OK
 
 
@@ -345,7 +358,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except ReportError as exc:
             return _fail(str(exc))
         if not has_terminal():  # piped, or a CI log: the top rows as text, not a screen
-            print(report_text(report, source, report["operators"]))
+            say(report_text(report, source, report["operators"]))
             return EXIT_OK
         return run_app(None, report, source, pending)
     problem = _check_script(script)

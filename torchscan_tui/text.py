@@ -1,25 +1,33 @@
 """Text that came from a workload, made safe to show (pure, no torch, no textual).
 
 A workload's output, operator names and shapes can hold ESC sequences and other control
-characters that would drive the user's terminal. Everything shown passes through
-:func:`neutralise_controls` first: C0 and C1 controls (except tab) become visible
-``\\xNN`` escapes.
+characters that would drive the user's terminal, and bidi overrides that would reorder
+what is shown. Everything shown passes through :func:`neutralise_controls` first: C0 and C1
+controls (except tab) become visible ``\\xNN`` escapes, bidi controls ``\\uNNNN``.
 """
 
 from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# C0 (but tab), DEL, C1; and the bidi marks, embeddings, overrides and isolates.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _escape(match: re.Match[str]) -> str:
-    return f"\\x{ord(match.group()):02x}"
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def neutralise_controls(text: str) -> str:
-    """Replace control characters (C0 except tab, DEL, C1) by visible escapes."""
+    """Replace control characters (C0 except tab, DEL, C1) and bidi controls by visible
+    escapes."""
     return _CONTROL.sub(_escape, text)
+
+
+def neutralise_lines(text: str) -> str:
+    """:func:`neutralise_controls` for text of several lines: its line breaks are kept."""
+    return "\n".join(map(neutralise_controls, text.split("\n")))
 
 
 def decode_output_line(raw: bytes) -> str:

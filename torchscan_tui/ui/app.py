@@ -39,6 +39,7 @@ from ..session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
 from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .exporting import Exporting
+from .literal import LiteralNotices
 from .row_browsing import RowBrowsing
 from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
@@ -77,7 +78,7 @@ SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 SCREEN_WIDE = frozenset({"quit", "help", "command_palette"})  # over any screen of ours
 
 
-class TorchscanApp(RowBrowsing, Exporting, App[None]):
+class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     """One screen: header, peak RSS, filter, operator table, detail and log panes."""
 
     CSS_PATH = "app.tcss"

@@ -20,6 +20,7 @@ from ..rows import RowView, Sort
 from ..shares import FIELD_LABELS, chart_fields, delta_bars
 from ..text import neutralise_controls
 from .exporting import Exporting
+from .literal import LiteralNotices
 from .row_browsing import RowBrowsing
 from .screens.chart_screen import ChartScreen
 from .screens.help_screen import HelpScreen
@@ -46,7 +47,7 @@ COMPARE_KEYS = [
 ]
 
 
-class CompareApp(RowBrowsing, Exporting, App[None]):
+class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui compare"
     BINDINGS = [

@@ -11,16 +11,16 @@ from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from ..formatting import format_bytes
-from ..text import neutralise_controls
+from .literal import LiteralNotices, literal
 
 
 def describe(path: Path) -> str:
     stat = path.stat()
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(stat.st_mtime))
-    return f"{neutralise_controls(path.name)}  ·  {when}  ·  {format_bytes(stat.st_size)}"
+    return f"{path.name}  ·  {when}  ·  {format_bytes(stat.st_size)}"
 
 
-class TracePicker(App[Path | None]):
+class TracePicker(LiteralNotices, App[Path | None]):
     """Returns the chosen path, or None when the user quits."""
 
     CSS_PATH = "app.tcss"
@@ -33,11 +33,12 @@ class TracePicker(App[Path | None]):
 
     def compose(self) -> ComposeResult:
         yield Label(
-            f" {len(self.traces)} traces in {neutralise_controls(str(self.folder))}: "
-            "pick one (enter)",
+            literal(f" {len(self.traces)} traces in {self.folder}: pick one (enter)"),
             id="run-header",
         )
-        yield OptionList(*(Option(describe(p), id=str(i)) for i, p in enumerate(self.traces)))
+        yield OptionList(
+            *(Option(literal(describe(p)), id=str(i)) for i, p in enumerate(self.traces))
+        )
         yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

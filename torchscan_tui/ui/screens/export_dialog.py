@@ -18,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ...atomic import DestinationExists, ExportError, check_destination
+from ..literal import literal
 
 
 @dataclass(frozen=True)
@@ -50,7 +51,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         with Vertical(id="export-dialog"):
             yield Label(self.dialog_title, id="export-title")
             for note in self.notes:
-                yield Static(note, classes="export-note")
+                yield Static(literal(note), classes="export-note")
             yield Input(value=self.default_path, id="export-path")
             yield Label("", id="export-message")
             with Horizontal(id="export-buttons"):
@@ -62,7 +63,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
 
     def _say(self, message: str, warning: bool = True) -> None:
         label = self.query_one("#export-message", Label)
-        label.update(message)
+        label.update(literal(message))
         label.set_class(warning, "warning")
 
     @on(Input.Changed, "#export-path")

@@ -8,6 +8,7 @@ from textual.widgets import Static
 
 from ...formatting import format_bytes, format_count, format_seconds, format_shapes
 from ...text import neutralise_controls
+from ..literal import literal
 
 KIND_LABELS = {
     "operator": "operator (an ATen / torch op)",
@@ -30,7 +31,7 @@ class _Fields:
         if self.text:
             self.text.append("\n")
         self.text.append(label.ljust(LABEL_WIDTH), style="bold")
-        self.text.append(value if isinstance(value, Text) else Text(value))
+        self.text.append(value if isinstance(value, Text) else literal(value))
 
 
 class DetailPane(VerticalScroll):
@@ -64,7 +65,7 @@ class DetailPane(VerticalScroll):
         codes = {note.get("code") for note in notes}
         notes += [note for note in report_diagnostics if note.get("code") not in codes]
         for note in notes:
-            table.add_row("diagnostic", Text(f"{note['code']}: {note['message']}", style="yellow"))
+            table.add_row("diagnostic", literal(f"{note['code']}: {note['message']}", "yellow"))
         table.add_row(
             "note",
             Text(

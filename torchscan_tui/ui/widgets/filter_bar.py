@@ -7,6 +7,8 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Input, Label
 
+from ..literal import literal
+
 PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any dim; kind:runtime"
 # A filter being typed is unfinished most of the time ("[4, *" before the "]"): its error
 # waits for a pause in the typing, as an editor's squiggles do, instead of flashing up
@@ -18,6 +20,7 @@ class FilterBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._pending: Timer | None = None
+        self._error = ""
 
     def compose(self) -> ComposeResult:
         yield Input(placeholder=PLACEHOLDER, id="filter-input")
@@ -26,7 +29,7 @@ class FilterBar(Horizontal):
     @property
     def error(self) -> str:
         """The error on show ("" for none)."""
-        return str(self.query_one("#filter-error", Label).content)
+        return self._error
 
     def report_error(self, message: str) -> None:
         """Say what is wrong with the filter once the typing pauses; "" clears it now."""
@@ -41,7 +44,8 @@ class FilterBar(Horizontal):
     def show_error(self, message: str) -> None:
         """Show ``message`` now ("" hides the error)."""
         label = self.query_one("#filter-error", Label)
-        if str(label.content) == message:
+        if self._error == message:
             return  # typing through an unfinished term keeps the same message: no relayout
-        label.update(message)
+        self._error = message
+        label.update(literal(message))  # it quotes what was typed: never markup
         label.set_class(bool(message), "visible")

@@ -12,6 +12,7 @@ from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
 from ...formatting import MISSING, format_bytes
+from ...text import neutralise_controls
 
 RSS_EXPLANATION = (
     "Peak RSS is the kernel's high-water mark (wait4 ru_maxrss) of the largest single "
@@ -55,7 +56,7 @@ class RssPanel(Vertical):
             text.append("\n")
             description = (status or {}).get("description") or MISSING
             style = "green" if description == "exited with status 0" else "yellow"
-            text.append(description, style=style)
+            text.append(neutralise_controls(description), style=style)
             wall = MISSING if wall_seconds is None else f"{wall_seconds:.2f} s"
             text.append(f" · wall {wall}")
             text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")

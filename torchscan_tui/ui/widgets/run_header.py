@@ -29,7 +29,7 @@ class RunHeader(OneLine):
         text = Text()
         text.append(" torchscan-tui ", style="bold reverse")
         text.append(f" {neutralise_controls(title)}", style="bold")
-        text.append(f"  device {device}  ", style="dim")
+        text.append(f"  device {neutralise_controls(device)}  ", style="dim")
         if running:
             text.append(SPINNER[tick % len(SPINNER)] + " ", style="bold cyan")
         if incomplete:

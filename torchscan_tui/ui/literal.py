@@ -1,0 +1,43 @@
+"""Outside text on screen, the one way: never parsed as markup, never sent as controls.
+
+Operator names, shapes, messages, paths and file contents come from workloads, files and
+users. Textual parses a ``str`` given to ``Static``, ``Label``, ``Option`` or ``notify`` as
+markup: ``[/opt/data] not found`` raises ``MarkupError`` and ``Optional[Tensor]`` loses its
+bracket. Every such string goes through :func:`literal` (a Rich ``Text``, so no markup) after
+:func:`~torchscan_tui.text.neutralise_controls` (ESC, C1, bidi overrides made visible), and
+every notice through :class:`LiteralNotices`.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App
+from textual.notifications import SeverityLevel
+
+from ..text import neutralise_controls
+
+
+def literal(text: object, style: str = "") -> Text:
+    """``text`` as a renderable shown exactly as written, controls made visible."""
+    return Text(neutralise_controls(str(text)), style=style)
+
+
+class LiteralNotices(App):
+    """An App whose notices show their message literally (markup off, controls visible)."""
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        super().notify(
+            neutralise_controls(str(message)),
+            title=neutralise_controls(str(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
