@@ -83,7 +83,18 @@ def test_missing_report(tmp_path):
 
 
 def _operators(rows: int) -> list[dict]:
-    return [{"operator": f"op{i}", "input_shapes": [[i, 2]], "calls": i} for i in range(rows)]
+    """Complete rows: a report's rows are checked for every field's type on reading."""
+    return [
+        {
+            "operator": f"op{i}",
+            "input_shapes": [[i, 2]],
+            "calls": i,
+            "cpu_self_seconds": 0.5,
+            "device_self_seconds": None,
+            "cpu_net_bytes": 0,
+        }  # fmt: skip
+        for i in range(rows)
+    ]
 
 
 def _indented(report: dict) -> bytes:
@@ -156,6 +167,10 @@ def test_first_pages_of_any_length_cut_between_rows(rows):
 def test_rows_not_a_line_each_are_still_read_right(layout):
     """A hand-edited file whose rows are not one per line: the line cut is refused and
     the rows are split by decoding, with the same result as decoding the whole file."""
+    fields = b', "input_shapes": [], "calls": 1, "cpu_self_seconds": 0.0, '
+    fields += b'"device_self_seconds": null, "cpu_net_bytes": 0}'
+    for name in (b'"a"}', b'"b"}', b'"c"}'):
+        layout = layout.replace(name, name[:-1] + fields)
     data = b'{"schema": "%s", "schema_version": 1, "operators": %s, "context": {}}' % (
         SCHEMA_NAME.encode(),
         layout,

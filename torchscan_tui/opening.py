@@ -69,6 +69,16 @@ def open_profile_paged(
     if location.is_dir():
         location = newest_trace_in(location)
     source = str(location)
+    try:
+        return _open(source, progress, first_page)
+    except RecursionError:
+        raise ReportError(
+            f"{source} nests its JSON too deeply (over ~1000 levels; no profile does): "
+            "it is damaged, or not a profile"
+        ) from None
+
+
+def _open(source: str, progress: Progress, first_page: int | None) -> tuple[dict, str, PendingRows]:
     with gc_paused():
         data = read_file(source, progress)
         if looks_like_report(data):

@@ -20,6 +20,7 @@ from pathlib import Path
 from . import jsonio
 from .atomic import write_text_atomically
 from .jsonio import Progress, decode_json, no_progress, read_bytes
+from .report_schema import check_head, check_rows
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
@@ -116,6 +117,13 @@ def validate_report(data: object, source: str) -> dict:
         )
     if not isinstance(data.get("operators"), list) or not isinstance(data.get("context"), dict):
         raise ReportError(f"{source} lacks operators or context: it is damaged")
+    try:
+        check_head(data)
+        check_rows(data["operators"])
+    except ValueError as exc:
+        raise ReportError(
+            f"{source} is damaged ({exc}): open an intact copy, or write the report again"
+        ) from None
     return data
 
 
@@ -192,8 +200,12 @@ class PendingRows:
             yield PendingRows([part], self._into)
 
     def decode(self) -> list[dict]:
-        """The rows, decoded, and appended to the list they go to; once only."""
+        """The rows, decoded, and appended to the list they go to; once only.
+
+        Raises ValueError naming the first row and field of the wrong type.
+        """
         rows = [row for text, _ in self._take_parts() for row in decode_json(text)]
+        check_rows(rows, offset=len(self._into) if self._into is not None else 0)
         if self._into is not None:
             self._into.extend(rows)
         return rows

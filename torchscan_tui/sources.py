@@ -210,21 +210,23 @@ class ReportSource:
         try:
             total = len(self.report["operators"]) + len(self.pending)
         except ValueError:  # the rows past the first page are not JSON
-            emit(self._damaged())
+            emit(self.damaged())
             return
         for part in self.pending.split():
             emit(RowTextsReceived(part))
             time.sleep(0)  # each part is copied here: let the app paint between them
         emit(_finished(self.report, total))
 
-    def _damaged(self) -> RunFinished:
-        """The rows the first page holds, marked incomplete with a note that names the
-        file and says what to do (a report saved from them keeps it). The decoder's own
-        words are left out: its byte offsets count from the rows, not the file's start."""
+    def damaged(self, detail: str | None = None) -> RunFinished:
+        """The rows decoded so far, marked incomplete with a note that names the file and
+        says what to do (a report saved from them keeps it). ``detail``: the first row and
+        field of the wrong type; without it the rest are not JSON, and the decoder's own
+        words are left out (its byte offsets count from the rows, not the file's start)."""
         shown = len(self.report["operators"])
+        problem = detail or "the rest are not valid JSON"
         message = (
-            f"{self.path} is damaged after its first {shown} rows (the rest are not valid "
-            "JSON): showing those; open an intact copy for the rest"
+            f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
+            "those; open an intact copy for the rest"
         )
         return _finished({**self.report, "run": incomplete_run(self.report.get("run"), message)})
 

@@ -42,10 +42,12 @@ from .report import (
     ReportError,
     incomplete_run,
 )
+from .report_schema import check_rows
 from .trace_decode import DecodedTrace
 
 KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
 ON_DEVICE = frozenset({DEVICE_WORK, DEVICE_ANNOTATION})
+TIME_LIMIT_NS = 2**63  # no clock a profiler reads goes past it (292 years)
 FAST_EXACT_LIMIT_US = 2**42  # below it, round(us * 1000.0) is the exact nanosecond
 NO_SHAPES = b"[]"
 # Of the "grouping" stage, the share spent turning events into columns (measured: a third).
@@ -177,7 +179,10 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
             categories, classes = [c for *_, c, _ in kept], [k for *_, k in kept]
         on_device = list(map(ON_DEVICE.__contains__, classes))
         starts = nanoseconds(list(map(_TS, complete)))
-        ends = list(map(add, starts, nanoseconds(list(map(_DURATION, complete)))))
+        durations = nanoseconds(list(map(_DURATION, complete)))
+        ends = list(map(add, starts, durations))
+        if min(durations, default=0) < 0 or max(map(abs, ends), default=0) >= TIME_LIMIT_NS:
+            raise ValueError("a negative duration, or a time past 292 years")
         args = list(map(_ARGS, complete))
         # 2021 traces spell it "external id" on runtime calls and kernels.
         externals = [
@@ -206,8 +211,8 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
-            f"{source} has an event with a non-numeric time, id or size ({exc}): "
-            "the trace is damaged"
+            f"{source} has an event with a time, id or size that is not a number or is out "
+            f"of range ({exc}): the trace is damaged"
         ) from None
     shared: dict[bytes, bytes] = {}
     return EventColumns(
@@ -258,6 +263,12 @@ def report_from_trace(
         group.input_shapes = _decoded_shapes(group.input_shapes)
     device_measured = aggregation.device_event_count > 0
     rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
+    try:
+        check_rows(rows)
+    except ValueError as exc:  # Input Dims no profiler writes (nested 900 deep, say)
+        raise ReportError(
+            f"{source} has an event whose Input Dims are not shapes ({exc})"
+        ) from None
     cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
     notes = [cut_note] if cut_note else []
     has_shapes = any(

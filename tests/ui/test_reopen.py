@@ -164,3 +164,27 @@ async def test_a_trace_cut_short_opens_marked_incomplete_and_says_why(wait, tmp_
         assert "is cut short" in said["Incomplete"] and str(path) in said["Incomplete"]
         await pilot.press("enter")  # the detail pane lists the diagnostic too
         assert "trace_truncated" in str(app.query_one("#detail-body").render())
+
+
+async def test_a_row_of_the_wrong_type_past_the_first_page_keeps_the_rows_before_it(wait, tmp_path):
+    """Valid JSON, wrong type (issue 16, point 3): the app must not crash far from the
+    cause when that row's part is decoded; it keeps the rows decoded before it and names
+    the row and field."""
+    rows, *_ = saved_big_report(tmp_path, 3000)
+    path = tmp_path / "big.json"
+    text = path.read_bytes().replace(
+        b'"op02500", "input_shapes": [[2500, 3]], "kind": "operator", "calls": 1',
+        b'"op02500", "input_shapes": [[2500, 3]], "kind": "operator", "calls": "many"',
+        1,
+    )  # noqa: E501
+    assert b'"many"' in text
+    path.write_bytes(text)
+    opened, source, pending = open_profile_paged(path, first_page=100)
+    app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        assert app.state.complete is False
+        assert "row 2501: calls: Expected `int`, got `str`" in app.state.message
+        assert str(path) in app.state.message
+        shown = [row["operator"] for row in app.view.rows]
+        assert shown == [r["operator"] for r in rows[: len(shown)]] and 100 <= len(shown) <= 2500

@@ -258,7 +258,12 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
                     self._inbox.appendleft(event)  # for a later tick
                     break
                 self._decoding.set(True)
-                event = RowsReceived(event.texts.decode())
+                try:
+                    event = RowsReceived(event.texts.decode())
+                except ValueError as exc:  # a row of the wrong type: keep the rows before it
+                    assert isinstance(self.source, ReportSource)
+                    self._inbox.clear()  # the other parts, and the source's own finish
+                    event = self.source.damaged(str(exc))
             self.state.apply(event)
             finished = finished or isinstance(event, RunFinished)
             if self._inbox and time.monotonic() > deadline:
