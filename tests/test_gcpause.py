@@ -7,6 +7,7 @@ import os
 import threading
 
 import pytest
+from replay import make_row
 
 from torchscan_tui.gcpause import GcBurst
 from torchscan_tui.protocol import encode, read_messages
@@ -55,7 +56,7 @@ def test_rows_read_from_the_channel_are_frozen_when_the_burst_ends():
     gc.enable()
     gc.unfreeze()
     read_fd, write_fd = os.pipe()
-    rows = [{"operator": f"op{index}", "input_shapes": [[index, 2]]} for index in range(2000)]
+    rows = [make_row(f"op{index}", [[index, 2]], 1, 0.5) for index in range(2000)]
 
     def send() -> None:  # more than a pipe holds: written while the reader reads
         os.write(write_fd, encode({"type": "rows", "rows": rows}))

@@ -13,6 +13,7 @@ import time
 
 import pytest
 from proc_helpers import gone_within, wait_for_file
+from replay import make_row
 
 from torchscan_tui.oom import likely_oom, oom_kill_count
 from torchscan_tui.process import ExitStatus
@@ -143,14 +144,15 @@ def test_keyboard_interrupt_in_workload_delivers_rows_and_code(workloads, tmp_pa
 
 def test_partial_last_message_is_discarded():
     read_fd, write_fd = os.pipe()
-    os.write(write_fd, encode({"type": "rows", "rows": [1]}) + b'{"type": "rows", "ro')
+    rows = [make_row("a", [], 1, 0.5)]
+    os.write(write_fd, encode({"type": "rows", "rows": rows}) + b'{"type": "rows", "ro')
     os.close(write_fd)
-    assert list(read_messages(read_fd)) == [{"type": "rows", "rows": [1]}]
+    assert list(read_messages(read_fd)) == [{"type": "rows", "rows": rows}]
     os.close(read_fd)
 
 
 def test_a_huge_message_does_not_deadlock_the_reader():
-    row = {"operator": "x" * 1000, "input_shapes": [[1] * 1000] * 2000}
+    row = make_row("x" * 1000, [[1] * 1000] * 2000, 1, 0.5)
     message = {"type": "rows", "rows": [row] * 5}
     read_fd, write_fd = os.pipe()
     writer = threading.Thread(
@@ -218,3 +220,35 @@ def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
         subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True)
     assert gone_within(pids, 5)
     assert gone_within([app], 5), "the app outlived its terminal"
+
+
+def test_forged_channel_messages_fail_the_run_and_keep_its_rows(workloads, tmp_path):
+    """Issue 16, point 4: a workload writing message-shaped lines to fds 3-20 reached the
+    channel and crashed a headless run (KeyError, no report). Now the first message that
+    is not the worker's fails the run, in one line, and the report is still written."""
+    out = tmp_path / "r.json"
+    result = headless(workloads / "forges_messages.py", "--json", out)
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    line = last_line(result)
+    assert "the profile channel carried a message the worker did not send" in line
+    report = json.loads(out.read_text())
+    assert report["run"]["complete"] is False
+
+
+def test_the_channel_checks_each_message_type():
+    from torchscan_tui.protocol import check_message
+
+    row = {"operator": "a", "input_shapes": [], "calls": 1, "cpu_self_seconds": 0.0,
+           "device_self_seconds": None, "cpu_net_bytes": 0}  # fmt: skip
+    assert check_message({"type": "rows", "rows": [row]}) == {"type": "rows", "rows": [row]}
+    for forged, says in [
+        ({"type": "rows"}, "Expected `array`, got `null`"),
+        ({"type": "rows", "rows": [row, 1]}, "row 8: Expected `object`"),
+        ({"type": "meta"}, "the meta message: Object missing required field"),
+        ({"type": "phase", "phase": "pwned"}, "the phase message"),
+        ({"type": "error", "message": 5}, "the error message"),
+        ({"type": "surprise"}, "unknown type 'surprise'"),
+    ]:
+        with pytest.raises(ValueError, match=says):
+            check_message(forged, rows_before=6)

@@ -8,6 +8,7 @@ import random
 import threading
 
 import pytest
+from replay import make_row
 
 from torchscan_tui import protocol
 from torchscan_tui.protocol import encode, read_messages
@@ -18,7 +19,8 @@ def _messages(count: int, seed: int) -> list[dict]:
     return [
         {
             "type": "rows",
-            "rows": [{"operator": "x" * picker.randrange(0, 300)}] * picker.randrange(1, 9),
+            "rows": [make_row("x" * picker.randrange(0, 300), [[2, 3]], 1, 0.5)]
+            * picker.randrange(1, 9),
         }
         for _ in range(count)
     ]

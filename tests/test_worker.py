@@ -123,14 +123,25 @@ def test_channel_codecs_agree_and_never_send_nan(codec, monkeypatch):
         monkeypatch.setattr(protocol, "_ENCODER", None)
     message = {
         "type": "meta",
-        "context": {"torch_version": _VersionText("2.13.0+cpu"), "name": "aten::mm ✓"},
-        "rows": [{"cpu_self_seconds": float("nan"), "device_self_seconds": None, "calls": 3}],
+        "context": {
+            "torch_version": _VersionText("2.13.0+cpu"),
+            "name": "aten::mm ✓",
+            "sums": [float("nan"), 1.5],
+        },
+        "diagnostics": [],
+        "kernels": [],
+        "totals": {},
+        "trace_path": None,
     }
     line = protocol.encode(message)
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     decoded = protocol.decode(line)
-    assert decoded["context"] == {"torch_version": "2.13.0+cpu", "name": "aten::mm ✓"}
-    assert decoded["rows"] == [{"cpu_self_seconds": None, "device_self_seconds": None, "calls": 3}]
+    assert decoded["context"] == {
+        "torch_version": "2.13.0+cpu",
+        "name": "aten::mm ✓",
+        "sums": [None, 1.5],
+    }
+    assert decoded == {**message, "context": decoded["context"]}
     with pytest.raises(TypeError):
         protocol.encode({"type": "x", "bad": object()})
 

@@ -14,7 +14,10 @@ can be taken for a message. Message types, in the order a worker sends them:
   {"type": "done"}                                 nothing follows
 
 A channel that ends without ``done`` or ``error`` means the worker died or lost its fd:
-the reader reports the run as incomplete, never as an empty success.
+the reader reports the run as incomplete, never as an empty success. The workload runs in
+the worker's process and can write to the channel's fd: :func:`check_message` holds every
+message to its type's fields before anything reads them, and a message that is not ours
+fails the run, the rows received before it kept.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import json
 import os
 import select
 from collections.abc import Iterator
+from typing import Any, Literal, TypedDict
 
 from .gcpause import GcBurst
 from .report import finite
+from .report_schema import KernelRow, Note, Row, check_rows
 
 try:  # msgspec is several times faster for 100k rows; the stdlib is the fallback.
     import msgspec as _msgspec
@@ -51,10 +56,110 @@ def encode(message: dict) -> bytes:
     return (line + "\n").encode()
 
 
+PHASES = ("loading", "profiling", "aggregating", "sending", "tracing")
+
+
+class _Phase(TypedDict):
+    phase: Literal["loading", "profiling", "aggregating", "sending", "tracing"]
+
+
+class _Meta(TypedDict):
+    context: dict[str, Any]
+    diagnostics: list[Note]
+    kernels: list[KernelRow]
+    totals: dict[str, Any]
+    trace_path: str | None
+
+
+class _ErrorRequired(TypedDict):
+    kind: str
+    message: str
+
+
+class _Error(_ErrorRequired, total=False):
+    traceback: str
+    exit_code: int | None
+
+
+_SHAPES: dict[str, type] = {"phase": _Phase, "meta": _Meta, "error": _Error}
+
+
+def check_message(message: dict, rows_before: int = 0) -> dict:
+    """``message`` if it has the fields its type needs, with their types; else ValueError
+    saying which (``rows_before``: the rows already received, to number a bad row).
+
+    For messages decoded without msgspec's typed decoder (which checks as it decodes)."""
+    kind = message.get("type")
+    if kind == "rows":
+        check_rows(message.get("rows"), offset=rows_before)
+    elif kind in _SHAPES:
+        if _msgspec is not None:
+            try:
+                _msgspec.convert({k: v for k, v in message.items() if k != "type"}, _SHAPES[kind])
+            except _msgspec.ValidationError as exc:
+                raise ValueError(f"the {kind} message: {exc}") from None
+        elif not all(key in message for key in _SHAPES[kind].__annotations__):
+            raise ValueError(f"the {kind} message lacks a field")
+    elif kind != "done":
+        raise ValueError(f"a message of unknown type {kind!r}")
+    return message
+
+
+class NotAMessage(ValueError):
+    """A JSON object with a ``type`` that is not a message the worker sends."""
+
+
+if _msgspec is not None:
+    # The messages as tagged structs: decoding checks every field's type at decode speed
+    # (the same as decoding untyped), so a forged line is caught before anything reads it.
+    def _tagged(name: str, fields: type | None) -> type:
+        """A tagged struct of a TypedDict's fields (its optional ones default to None)."""
+        annotations = {} if fields is None else fields.__annotations__
+        optional = getattr(fields, "__optional_keys__", frozenset())
+        return _msgspec.defstruct(
+            f"_{name.title()}Message",
+            [(key, kind, None) if key in optional else (key, kind)
+             for key, kind in annotations.items()],
+            tag=name, tag_field="type", gc=False,
+        )  # fmt: skip
+
+    _MESSAGE_TYPES = [
+        _tagged("phase", _Phase),
+        _tagged("meta", _Meta),
+        _msgspec.defstruct(
+            "_RowsMessage", [("rows", list[Row])], tag="rows", tag_field="type", gc=False
+        ),
+        _tagged("error", _Error),
+        _tagged("done", None),
+    ]
+    _DECODER = _msgspec.json.Decoder(_MESSAGE_TYPES[0] | _MESSAGE_TYPES[1] | _MESSAGE_TYPES[2]
+                                     | _MESSAGE_TYPES[3] | _MESSAGE_TYPES[4])  # fmt: skip
+    _as_dict = _msgspec.structs.asdict
+    _ERROR_MESSAGE = _MESSAGE_TYPES[3]
+
+
 def decode(line: bytes | memoryview) -> dict:
-    if _msgspec is not None:
-        return _msgspec.json.decode(line)
-    return json.loads(bytes(line))
+    """One message; ValueError for a line that is no JSON object with a ``type`` (noise,
+    skipped), :class:`NotAMessage` for one whose fields are not those of its type."""
+    if _msgspec is None:
+        message = json.loads(bytes(line))
+        if not isinstance(message, dict) or "type" not in message:
+            raise ValueError("not a message")
+        try:
+            return check_message(message)
+        except ValueError as exc:
+            raise NotAMessage(str(exc)) from None
+    try:
+        message = _DECODER.decode(line)
+    except _msgspec.ValidationError as exc:
+        loose = _msgspec.json.decode(line)
+        if isinstance(loose, dict) and "type" in loose:
+            raise NotAMessage(f"the {loose['type']!r} message: {exc}") from None
+        raise
+    fields = _as_dict(message)
+    if type(message) is _ERROR_MESSAGE:  # as sent: an optional field left out stays out
+        fields = {key: value for key, value in fields.items() if value is not None}
+    return {"type": message.__struct_config__.tag, **fields}
 
 
 class ChannelWriter:
@@ -78,9 +183,11 @@ READ_BUFFER = 1 << 20
 
 
 def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
-    """Yield messages from ``fd`` until EOF. A partial last line is discarded.
+    """Yield messages from ``fd`` until EOF, as dicts. A partial last line is discarded.
 
-    Lines that are not valid JSON objects are skipped: a message is all or nothing. While
+    Lines that are not JSON objects with a ``type`` are skipped: a message is all or
+    nothing. One with a type but not its fields comes as ``{"type": "invalid", "problem":
+    ...}``: the reader fails the run (the workload wrote to the channel). While
     data keeps arriving (a burst of row batches), the cyclic garbage collector is paused:
     100k decoded rows are some 600k small acyclic objects, and collector passes over the
     growing heap cost three times the decoding. It resumes before any read that would
@@ -118,10 +225,11 @@ def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
                     continue
                 try:  # the slice is gone once decoded: nothing pins the buffer
                     message = decode(view[line_start:newline])
+                except NotAMessage as exc:
+                    message = {"type": "invalid", "problem": str(exc)}
                 except ValueError:
                     continue
-                if isinstance(message, dict) and "type" in message:
-                    yield message
+                yield message
             if start == end:
                 start = end = 0
     finally:

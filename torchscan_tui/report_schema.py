@@ -46,9 +46,7 @@ class Row(_RowRequired, total=False):
     diagnostics: list[Note]
 
 
-class KernelRow(TypedDict):
-    """One row of the kernel view (see :mod:`torchscan_tui.device_summary`)."""
-
+class _KernelRequired(TypedDict):
     kernel: str
     operator: str
     calls: int
@@ -56,6 +54,13 @@ class KernelRow(TypedDict):
     mean_seconds: float
     min_seconds: float
     max_seconds: float
+
+
+class KernelRow(_KernelRequired, total=False):
+    """One row of the kernel view (see :mod:`torchscan_tui.device_summary`)."""
+
+    activity: str
+    direction: str | None
 
 
 class PeakRss(TypedDict, total=False):

@@ -372,7 +372,7 @@ class Session:
                 "failed",
                 terminal["message"] if named else f"{script}: {terminal['message']}",
                 False,
-                details=terminal.get("traceback", ""),
+                details=terminal.get("traceback") or "",
             )
         return self._finish("done", f"{len(rows)} rows from {script}", True)
 
@@ -381,7 +381,12 @@ class Session:
         terminal = None
         try:
             for message in read_messages(channel_read):
+                if terminal is not None and terminal.get("kind") == "channel":
+                    continue  # read on to the end, so the worker never blocks writing
                 kind = message["type"]
+                if kind == "invalid":
+                    terminal = _forged(message["problem"], len(self.report["operators"]))
+                    continue
                 if kind == "phase":
                     phase = message["phase"]
                     self._emit(PhaseChanged("receiving" if phase == "sending" else phase))
@@ -412,6 +417,18 @@ class Session:
                 self.report["kernels"],
             )
         )
+
+
+def _forged(problem: str, rows: int) -> dict:
+    """The run's end when the channel carried a message that is not the worker's."""
+    return {
+        "type": "error",
+        "kind": "channel",
+        "message": f"the profile channel carried a message the worker did not send "
+        f"({problem}); did the workload write to its file descriptors? {rows} rows "
+        "received before it are kept, marked incomplete",
+        "traceback": "",
+    }
 
 
 def _worker_env() -> dict[str, str]:
