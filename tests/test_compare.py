@@ -120,3 +120,33 @@ def test_compare_a_trace_with_a_report(tmp_path):
     result = run_cli("--compare", trace, tmp_path / "r.json")
     assert result.returncode == 0, result.stderr
     assert "  gone  aten::mm [[4, 8], [8, 2]]" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("after", "says"),
+    [
+        (report([]), "has no rows: nothing was measured"),
+        ({**report(BEFORE), "run": {"complete": False, "note": "cancelled"}},
+         "is incomplete: cancelled"),
+        (report([make_row("aten::mm", [[8, 16], [16, 4]], 10, 0.0)]),
+         "has no CPU self time on any row"),
+    ],
+)  # fmt: skip
+def test_the_gate_fails_on_an_after_side_that_measured_nothing(tmp_path, after, says):
+    """Issue 16, point 14: these passed the gate (no row slower than a missing one)."""
+    save_report(report(BEFORE), tmp_path / "before.json")
+    save_report(after, tmp_path / "after.json")
+    gate = run_cli(
+        "--compare", tmp_path / "before.json", tmp_path / "after.json", "--fail-on-regression", "10"
+    )
+    assert gate.returncode == 3, gate.stderr
+    assert f"after.json {says}" in gate.stderr
+
+
+@pytest.mark.parametrize("percent", ["nan", "inf", "-1", "1e9", "ten"])
+def test_the_gate_refuses_percentages_that_gate_nothing(tmp_path, percent):
+    save_report(report(BEFORE), tmp_path / "r.json")
+    gate = run_cli("--compare", tmp_path / "r.json", tmp_path / "r.json",
+                   "--fail-on-regression", percent)  # fmt: skip
+    assert gate.returncode == 2 and "--fail-on-regression" in gate.stderr
+    assert "Traceback" not in gate.stderr

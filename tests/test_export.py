@@ -99,3 +99,47 @@ def test_trace_copy_is_private_and_atomic(tmp_path):
     assert json.loads(out.read_text()) == {"traceEvents": []}
     with pytest.raises(ExportError, match="gone"):
         copy_trace(tmp_path / "missing.json", tmp_path / "other.json")
+
+
+def test_exports_never_replace_a_device_fifo_or_socket(tmp_path):
+    """Issue 16, point 5: ``--force`` onto a device node or a FIFO made it a regular file."""
+    import socket
+    import stat
+
+    from torchscan_tui.atomic import ExportError, write_text_atomically
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "null.json"
+    link.symlink_to("/dev/null")
+    sock_path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    try:
+        for target, kind in ((fifo, "a FIFO"), (link, "a character device"),
+                             (sock_path, "a socket")):  # fmt: skip
+            with pytest.raises(ExportError, match=f"is {kind}, not a regular file"):
+                write_text_atomically(target, "{}", overwrite=True)
+        assert stat.S_ISFIFO(os.stat(fifo).st_mode) and link.is_symlink()
+        assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    finally:
+        server.close()
+
+
+def test_exports_honour_the_umask_and_never_loosen_a_mode(tmp_path):
+    """Issue 16, point 6: ``umask 077`` gave 0644, ``--force`` over a 0600 file 0644."""
+    from torchscan_tui.atomic import write_text_atomically
+
+    old = os.umask(0o077)
+    try:
+        made = write_text_atomically(tmp_path / "new.json", "{}")
+    finally:
+        os.umask(old)
+    assert made.stat().st_mode & 0o777 == 0o600
+    private = tmp_path / "private.json"
+    private.write_text("old")
+    private.chmod(0o600)
+    write_text_atomically(private, "{}", overwrite=True)
+    assert private.stat().st_mode & 0o777 == 0o600
+    trace = write_text_atomically(tmp_path / "t.json", "{}", mode=0o600)
+    assert trace.stat().st_mode & 0o777 == 0o600

@@ -3,11 +3,17 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import assert_refused_in_one_line
 
+from torchscan_tui import cli as cli_module
 from torchscan_tui.opening import open_profile
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION
 
@@ -89,3 +95,83 @@ def test_absurd_durations_are_refused(tmp_path, duration):
     path = tmp_path / "trace.json"
     path.write_text(json.dumps({"traceEvents": [event]}))
     assert_refused_in_one_line(open_profile, path, "out of range")
+
+
+DATA = Path(__file__).parent / "data"
+
+
+def test_only_regular_files_are_opened(tmp_path):
+    """Issue 16, point 7: a FIFO opened to a blank screen forever, /dev/zero behind a
+    .json read until memory ran out, a loop of links gave a traceback."""
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    assert_refused_in_one_line(open_profile, fifo, "it is a FIFO, not a regular file")
+    zero = tmp_path / "zero.json"
+    zero.symlink_to("/dev/zero")
+    assert_refused_in_one_line(open_profile, zero, "it is a character device")
+    loop = tmp_path / "loop.json"
+    loop.symlink_to(tmp_path / "other.json")
+    (tmp_path / "other.json").symlink_to(loop)
+    assert_refused_in_one_line(open_profile, loop, "Too many levels of symbolic links")
+
+
+def test_a_gzip_bomb_is_refused_at_the_limit_not_after(tmp_path, monkeypatch):
+    """A .gz inflating far past what a trace can be is stopped once past the limit
+    (lowered here to keep the test small; the default is 100x, at least 1 GiB)."""
+    bomb = tmp_path / "bomb.json.gz"
+    with gzip.open(bomb, "wb") as handle:
+        handle.write(b" " * (64 << 20))
+    monkeypatch.setenv("TORCHSCAN_MAX_DECOMPRESSED", str(4 << 20))
+    assert_refused_in_one_line(open_profile, bomb, "inflates past 0.0 GiB.*TORCHSCAN_MAX")
+    monkeypatch.delenv("TORCHSCAN_MAX_DECOMPRESSED")
+    assert_refused_in_one_line(open_profile, bomb, "is empty")  # within the default limit
+
+
+@pytest.mark.parametrize("form", ["bom", "utf-16", "utf-32", "lone surrogate", "NaN"])
+def test_json_the_stdlib_reads_is_read(tmp_path, form):
+    """Issue 16, point 8: valid JSON refused as invalid."""
+    text = (DATA / "cpu_trace.json").read_text()
+    path = tmp_path / "trace.json"
+    if form == "bom":
+        path.write_bytes(b"\xef\xbb\xbf" + text.encode())
+    elif form in ("utf-16", "utf-32"):
+        path.write_bytes(text.encode(form))
+    elif form == "lone surrogate":
+        path.write_text(text.replace('"aten::mm"', '"aten::mm\\ud800"', 1))
+    else:
+        path.write_text(text.replace('"record_shapes": 1', '"record_shapes": NaN', 1))
+    report, _ = open_profile(path)
+    names = {row["operator"] for row in report["operators"]}
+    assert ("aten::mm\ufffd" if form == "lone surrogate" else "aten::mm") in names
+
+
+def _cli(*argv, **kwargs):
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL, **kwargs,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "content"), [("notes.md", "# Notes\n"), ("rows.csv", "a,b\n")])
+def test_a_file_that_is_no_script_report_or_trace_is_refused_up_front(tmp_path, name, content):
+    """Issue 16, point 9: notes.md ran as Python (a SyntaxError), rows.csv said the app
+    needs a terminal."""
+    (tmp_path / name).write_text(content)
+    for argv in ((name, "--json", "x.json"), (name,)):
+        done = _cli(*argv, cwd=tmp_path)
+        assert done.returncode == 2
+        assert f"{name} is not a Python script (.py), a report or a trace" in done.stderr
+        assert not (tmp_path / "x.json").exists()
+
+
+def test_a_script_without_py_runs_when_its_first_line_says_python(tmp_path):
+    script = tmp_path / "train"
+    script.write_text("#!/usr/bin/env python3\ndef workload():\n    pass\n")
+    assert cli_module._check_script(str(script)) is None
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])
+def test_timeout_must_be_a_positive_finite_number(tmp_path, value):
+    (tmp_path / "w.py").write_text("def workload():\n    pass\n")
+    done = _cli("w.py", "--json", "r.json", "--timeout", value, cwd=tmp_path)
+    assert done.returncode == 2 and "--timeout" in done.stderr

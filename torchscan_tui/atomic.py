@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 import tempfile
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import BinaryIO
@@ -40,6 +42,9 @@ def check_destination(path: str | os.PathLike, *, overwrite: bool = False) -> Pa
 def _checked(destination: Path, overwrite: bool) -> Path:
     if destination.is_dir():
         raise ExportError(f"{destination} is a directory: give a file name inside it")
+    kind = _special_kind(destination)
+    if kind:  # replacing it with a regular file would break whatever uses it
+        raise ExportError(f"{destination} is {kind}, not a regular file: pick a file path")
     parent = destination.parent
     if not parent.exists():
         raise ExportError(f"{parent} does not exist: create it first or pick another place")
@@ -48,6 +53,52 @@ def _checked(destination: Path, overwrite: bool) -> Path:
     if (destination.exists() or destination.is_symlink()) and not overwrite:
         raise DestinationExists(f"{destination} already exists: confirm to overwrite it")
     return destination
+
+
+_SPECIAL_KINDS = (
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def _special_kind(destination: Path) -> str | None:
+    """What ``destination`` (or the file a link there points to) is, if not a regular file."""
+    try:
+        mode = os.stat(destination).st_mode
+    except FileNotFoundError:  # nothing there, or a link to nothing: a file may be made
+        return None
+    for test, kind in _SPECIAL_KINDS:
+        if test(mode):
+            return kind
+    return None
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process's umask: from /proc on Linux (changing it, even briefly, would race
+    with other threads creating files), else set and restored at once."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def _existing_mode(destination: Path) -> int | None:
+    try:
+        return stat.S_IMODE(os.stat(destination).st_mode)
+    except OSError:
+        return None
 
 
 def describe_os_error(error: OSError, destination: Path) -> str:
@@ -73,10 +124,16 @@ def write_atomically(
     """Create ``path`` atomically with what ``fill`` writes into an open binary file.
 
     The temp file is created with ``mode`` from the start (a trace is never readable by
-    others, even briefly), fsynced, then renamed over the destination. On any OSError the
-    temp file is removed and ExportError names ``path``.
+    others, even briefly), fsynced, then renamed over the destination. As ``open`` would,
+    the umask applies; a file replaced keeps no more permission than it had (``--force``
+    over a 0600 file writes 0600). On any OSError the temp file is removed and ExportError
+    names ``path``.
     """
     destination = check_destination(path, overwrite=overwrite)
+    mode &= ~current_umask()
+    existing = _existing_mode(destination)
+    if existing is not None:
+        mode &= existing
     temp_name = None
     try:
         descriptor, temp_name = tempfile.mkstemp(

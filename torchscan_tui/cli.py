@@ -7,6 +7,7 @@ neither in this process, and the app is imported only when it is launched.
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import signal
 import sys
@@ -16,7 +17,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
-from .compare import compare_reports, regressions, text_table
+from .compare import compare_reports, regressions, text_table, unusable_after
 from .device_summary import device_line
 from .gcpause import freeze_long_lived, gc_paused
 from .opening import open_profile_paged, traces_in
@@ -51,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--fail-on-regression",
-        type=float,
+        type=_percentage,
         metavar="PCT",
         default=None,
         help="with --compare: exit 3 when total self time or a top-10 row is PCT%% slower",
@@ -94,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--timeout",
-        type=float,
+        type=_seconds,
         metavar="SECONDS",
         default=None,
         help="headless only: cancel the run after SECONDS (default: no deadline)",
@@ -106,6 +107,35 @@ def build_parser() -> argparse.ArgumentParser:
         "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
     )
     return parser
+
+
+MAX_PERCENT = 100_000.0  # a gate at 1000x slower gates nothing
+
+
+def _finite(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number")
+    return value
+
+
+def _percentage(text: str) -> float:
+    """``--fail-on-regression``: a percentage from 0 to 100,000."""
+    value = _finite(text)
+    if not 0 <= value <= MAX_PERCENT:
+        raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 to {MAX_PERCENT:,.0f}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """``--timeout``: a positive, finite number of seconds."""
+    value = _finite(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} is not a positive number of seconds")
+    return value
 
 
 def split_script_args(argv: Sequence[str]) -> tuple[list[str], tuple[str, ...]]:
@@ -145,6 +175,21 @@ def _fail(message: str, code: int = EXIT_USAGE) -> int:
     return code
 
 
+SCRIPT_SUFFIXES = (".py", ".pyw")
+
+
+def _is_python_script(script: str) -> bool:
+    """A ``.py`` file, or one whose first line runs it with Python (``#!/usr/bin/env python``)."""
+    if script.endswith(SCRIPT_SUFFIXES):
+        return True
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
+
+
 def _check_script(script: str) -> str | None:
     if not os.path.exists(script):
         return f"{script}: no such file; give the path of a Python script"
@@ -152,6 +197,11 @@ def _check_script(script: str) -> str | None:
         return f"{script} is a directory; give the path of a Python script"
     if not os.access(script, os.R_OK):
         return f"{script}: permission denied; make it readable"
+    if not _is_python_script(script):
+        return (
+            f"{script} is not a Python script (.py), a report or a trace (.json, .json.gz): "
+            "give one of those"
+        )
     return None
 
 
@@ -272,7 +322,7 @@ def run_compare(
     else:
         say(text_table(diff))
     if percent is not None:
-        offenders = regressions(diff, percent)
+        offenders = unusable_after(after, after_name) + regressions(diff, percent)
         if offenders:
             say(f"torchscan-tui: regressions over {percent:g}%:", err=True)
             for offender in offenders:
@@ -343,8 +393,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if script is None:
         parser.print_usage(sys.stderr)
         return _fail("give a workload script, a report or a trace to open")
-    if options.timeout is not None and options.timeout <= 0:
-        return _fail("--timeout must be a positive number of seconds")
     if options.row_limit is not None and options.row_limit < 1:
         return _fail("--row-limit must be at least 1")
     if script.endswith((".json", ".json.gz")) or os.path.isdir(script):

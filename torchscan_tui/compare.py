@@ -116,6 +116,22 @@ def _gated_rows(rows: list[dict]) -> list[dict]:
     return gated
 
 
+def unusable_after(after: dict, name: str) -> list[str]:
+    """Why the after side cannot pass a gate, however its rows compare: a run with no
+    rows, cut short, or without self times passes nothing (a gate must not go green on a
+    run that failed to measure)."""
+    rows = after.get("operators") or []
+    if not rows:
+        return [f"{name} has no rows: nothing was measured"]
+    problems = []
+    run = after.get("run") or {}
+    if run.get("complete") is False:
+        problems.append(f"{name} is incomplete: {run.get('note') or 'its rows undercount'}")
+    if not any(row.get("cpu_self_seconds") for row in rows):
+        problems.append(f"{name} has no CPU self time on any row: nothing was timed")
+    return problems
+
+
 def regressions(diff: dict, percent: float) -> list[str]:
     """Why the gate fails: total self time (CPU, and device where both sides measured
     it), or one of the largest rows, slower by more than percent."""

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from . import jsonio
 from .atomic import write_text_atomically
-from .jsonio import Progress, decode_json, no_progress, read_bytes
+from .jsonio import (
+    NotARegularFile,
+    Progress,
+    TooLargeWhenInflated,
+    as_utf8,
+    decode_json,
+    no_progress,
+    read_bytes,
+)
 from .report_schema import check_head, check_rows
 
 SCHEMA_NAME = "torchscan-tui/report"
@@ -327,15 +335,24 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
         raise ReportError(f"{source} is a directory, not a report file") from None
     except PermissionError:
         raise ReportError(f"{source} cannot be read: permission denied") from None
+    except NotARegularFile as exc:
+        raise ReportError(f"{source} cannot be opened: {exc}; give a profile file") from None
+    except TooLargeWhenInflated as exc:
+        raise ReportError(f"{source} is refused: {exc}") from None
     except EOFError as exc:
         raise not_json(source, exc) from None
     except zlib.error as exc:
         raise ReportError(
             f"{source} cannot be decompressed ({exc}): it is not gzip, or it is damaged"
         ) from None
+    except OSError as exc:  # a loop of links, a name too long, an I/O error
+        raise ReportError(f"{source} cannot be read: {exc.strerror or exc}") from None
     if not data or data.isspace():  # a run that died before writing, a failed copy; no copy
         raise ReportError(f"{source} is empty: open a saved report or a torch.profiler trace")
-    return data
+    try:
+        return as_utf8(data)
+    except (UnicodeError, ValueError) as exc:
+        raise not_json(source, exc) from None
 
 
 def not_json(source: str, problem: Exception) -> ReportError:

@@ -11,7 +11,10 @@ from __future__ import annotations
 import re
 
 # C0 (but tab), DEL, C1; and the bidi marks, embeddings, overrides and isolates.
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Lone surrogates too: no terminal or UTF-8 file can take one.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def _escape(match: re.Match[str]) -> str:

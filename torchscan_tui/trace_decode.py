@@ -111,6 +111,10 @@ def _typed(data: bytes, exact: bool = False) -> DecodedTrace | None:
         trace = (_EXACT_TRACE_DECODER if exact else _TRACE_DECODER).decode(data)
     except msgspec.ValidationError:
         return None
+    except msgspec.DecodeError:
+        if jsonio.stdlib_reads_more(data):  # a lone surrogate, NaN: the stdlib reads it
+            return None
+        raise
     if trace.traceEvents is None:
         return None
     return DecodedTrace(trace.traceEvents, trace.record_shapes, trace.host_name)
