@@ -138,6 +138,38 @@ def test_dataloader_worker_processes_are_flagged():
     assert "processes_not_profiled" in codes
 
 
+def test_persistent_dataloader_workers_are_flagged_too():
+    """Issue 16, point 16: persistent workers are never reaped during the profile, so
+    their CPU time was not in RUSAGE_CHILDREN and no note said they were not profiled."""
+    from torch.utils.data import DataLoader, TensorDataset
+
+    loader = DataLoader(
+        TensorDataset(torch.ones(8, 2)), batch_size=4, num_workers=2, persistent_workers=True
+    )
+
+    def work():
+        for (batch,) in loader:
+            batch.sum()
+
+    report = profile_workload(work)
+    del loader
+    assert "processes_not_profiled" in [note["code"] for note in report["diagnostics"]]
+
+
+def test_a_profile_with_no_rows_says_why():
+    """Issue 16, point 13: a workload running its own torch.profiler gave 0 rows, silently."""
+    from torch.profiler import profile
+
+    def own_profiler():
+        with profile():
+            torch.ones(4, 4).mm(torch.ones(4, 4))
+
+    report = profile_workload(own_profiler)
+    assert report["operators"] == []
+    (note,) = [n for n in report["diagnostics"] if n["code"] == "no_rows"]
+    assert "its own torch.profiler" in note["message"]
+
+
 def test_event_cap_is_recorded(monkeypatch):
     monkeypatch.setenv("TORCHSCAN_MAX_EVENTS", "5")
     report = profile_workload(lambda: [torch.ones(2).sum() for _ in range(10)])

@@ -249,6 +249,8 @@ def run_headless(
         for signum, handler in previous.items():
             signal.signal(signum, handler)
         session.cleanup()
+    if not finished:  # the run's thread died: a bug of ours, said in one line
+        return _fail(f"{config.script}: the run ended without a result (internal error)", 1)
     outcome = finished[0]
     if outcome.outcome == "cancelled":
         if timed_out.is_set():
@@ -263,6 +265,12 @@ def run_headless(
         return _fail(str(exc))
     if outcome.outcome == "failed":
         return _fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
+    if not outcome.report["operators"]:  # an empty profile is no success (a CI must see it)
+        notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
+        why = notes.get("no_rows", "the profile holds no operator")
+        return _fail(
+            f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
+        )
     rss = outcome.report["totals"]["process_peak_rss"]
     say(
         f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "

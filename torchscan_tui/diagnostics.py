@@ -62,6 +62,15 @@ def worker_processes_not_profiled() -> dict:
     )
 
 
+def no_rows() -> dict:
+    return make(
+        "no_rows",
+        "The profile holds no operator. Did the workload run its own torch.profiler? Only "
+        "one can be active at a time: remove it and let torchscan-tui profile (or open the "
+        "trace it writes). Else it ran no torch operation in the profiled call.",
+    )
+
+
 def events_truncated(kept: int, total: int) -> dict:
     return make(
         "events_truncated",

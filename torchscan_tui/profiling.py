@@ -79,6 +79,21 @@ def _children_usage() -> tuple[float, float]:
     return usage.ru_utime, usage.ru_stime
 
 
+def _live_children() -> set[int]:
+    """This process's children still running (a DataLoader's persistent workers are never
+    reaped during the profile, so their CPU time is not in ``RUSAGE_CHILDREN`` yet)."""
+    children: set[int] = set()
+    try:
+        for task in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{task}/children", encoding="ascii") as listing:
+                children.update(map(int, listing.read().split()))
+    except OSError:  # not Linux, or no /proc: multiprocessing knows its own
+        import multiprocessing
+
+        children.update(p.pid for p in multiprocessing.active_children() if p.pid)
+    return children
+
+
 def _device_type_name(device_type: Any) -> str:
     name = getattr(device_type, "name", None)
     return name if name is not None else str(device_type).rsplit(".", 1)[-1]
@@ -196,6 +211,7 @@ def profile_workload(
     activities = choose_activities(device)
     threads_before = threading.active_count()
     children_before = _children_usage()
+    live_before = _live_children()
     failure: BaseException | None = None
     progress("profiling")
     with profile(activities=activities, record_shapes=True, profile_memory=True) as prof:
@@ -220,12 +236,15 @@ def profile_workload(
         cuda_active=cuda_active,
         device_events=aggregation.device_event_count,
         threads_started=threading.active_count() > threads_before,
-        children_ran=_children_usage() != children_before,
+        children_ran=_children_usage() != children_before
+        or bool(_live_children() - live_before),
     )
     if cuda_active:
         notes += device_diagnostics(aggregation)
     if event_total > max_events:
         notes.append(diag.events_truncated(max_events, event_total))
+    if not aggregation.groups:
+        notes.append(diag.no_rows())
     rows, ranking = build_rows(aggregation.groups, device_measured=cuda_active)
     row_notes = [n for n in notes if n["code"] in diag.ROW_LEVEL_CODES]
     for row in rows:

@@ -13,21 +13,27 @@ import atexit
 import os
 import sys
 import threading
+import time
 from typing import NoReturn
+
+THREAD_EXIT_GRACE_S = 1.0
 
 
 def exit_without_teardown(code: int) -> NoReturn:
     """Do what shutdown does that anyone could notice, then ``os._exit(code)``.
 
     In shutdown's order: wait for non-daemon threads (a workload's writer thread finishes
-    its file), run ``atexit`` callbacks (logging, multiprocessing, ``weakref.finalize``,
-    the workload's own), flush stdout and stderr. Skipped: clearing modules and
-    running ``__del__`` of objects still alive, which the operating system makes moot.
+    its file; the worker has already waited a while for them and said which never ended,
+    so here each gets a moment only), run ``atexit`` callbacks (logging, multiprocessing,
+    ``weakref.finalize``, the workload's own), flush stdout and stderr. Skipped: clearing
+    modules and running ``__del__`` of objects still alive, which the operating system
+    makes moot.
     """
     main = threading.main_thread()
+    deadline = time.monotonic() + THREAD_EXIT_GRACE_S
     for thread in threading.enumerate():
         if thread is not main and not thread.daemon:
-            thread.join()
+            thread.join(max(deadline - time.monotonic(), 0))
     atexit._run_exitfuncs()
     for stream in (sys.stdout, sys.stderr):
         try:

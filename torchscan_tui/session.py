@@ -308,6 +308,10 @@ class Session:
             return self._finish(
                 "failed", f"{script}: could not start: {exc.strerror or exc}", False
             )
+        except RuntimeError as exc:  # the launcher ended without a word
+            if self._cancelled.is_set():  # a cancel that came before its handlers were set
+                return self._finish("cancelled", "cancelled before the workload started", False)
+            return self._finish("failed", f"{script}: {exc}", False)
         measured_event = rss_event(result)
         self.report["totals"]["process_peak_rss"] = result.rss
         self.report["run"]["rss_status"] = measured_event.status
@@ -350,7 +354,12 @@ class Session:
             os.close(channel_read)
             return self._finish("cancelled", "cancelled before profiling started", False)
         terminal = self._read_channel(channel_read)
-        result = worker.wait()
+        try:
+            result = worker.wait()
+        except RuntimeError as exc:  # the launcher ended without a word
+            if self._cancelled.is_set():
+                return self._finish("cancelled", "cancelled before profiling started", False)
+            return self._finish("failed", f"{script}: the profile worker: {exc}", False)
         self.report["run"]["profile_status"] = result.status.to_dict()
         rows = self.report["operators"]
         if result.status.cancelled or self._cancelled.is_set():

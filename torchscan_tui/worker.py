@@ -15,6 +15,7 @@ import importlib.util
 import os
 import runpy
 import sys
+import threading
 import traceback
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +24,7 @@ from typing import Any
 from .protocol import ChannelWriter
 from .quick_exit import exit_without_teardown
 from .report import ROW_BATCH
+from .workload_call import CompletedCall, join_lingering, threads_left_running
 
 DEFAULT_CALLABLE = "workload"
 
@@ -142,17 +144,21 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     def progress(phase: str) -> None:
         channel.send({"type": "phase", "phase": phase})
 
+    call = CompletedCall(fn, description)
+
     def send_rows(report: dict) -> None:
         """The rows go out before the trace is written; the trace's path follows."""
         report["context"]["profiled"] = description
+        report["diagnostics"] += call.notes
         send_report(channel, report)
         if args.trace:
             progress("tracing")
 
+    threads_before = set(threading.enumerate())
     failure: BaseException | None = None
     try:
         report = profile_workload(
-            fn,
+            call,
             device=args.device,
             trace_path=args.trace,
             row_limit=args.row_limit,
@@ -161,7 +167,10 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
         )
     except WorkloadError as exc:  # its rows went out all the same
         report, failure = exc.report, exc.original
-    if args.trace:
+    lingering = join_lingering(threads_before)
+    if lingering:  # said now: the worker ends them with itself (see quick_exit)
+        report["diagnostics"].append(threads_left_running(lingering))
+    if args.trace or lingering:
         channel.send(meta_message(report))
     if failure is not None:
         channel.send(
