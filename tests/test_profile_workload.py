@@ -152,7 +152,6 @@ def test_persistent_dataloader_workers_are_flagged_too():
             batch.sum()
 
     report = profile_workload(work)
-    del loader
     assert "processes_not_profiled" in [note["code"] for note in report["diagnostics"]]
 
 
