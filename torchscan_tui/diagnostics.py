@@ -6,6 +6,8 @@ one place means the worker, the trace importer and the UI say the same thing the
 
 from __future__ import annotations
 
+import os
+
 ROW_LEVEL_CODES = frozenset({"mps_cpu_dispatch_only", "cuda_activity_unsupported"})
 """Codes every row carries too: they qualify each row's device figure."""
 
@@ -59,6 +61,16 @@ def worker_processes_not_profiled() -> dict:
         "processes_not_profiled",
         "The workload ran child processes (DataLoader workers with num_workers > 0, say); "
         "ops run there are not in this profile.",
+    )
+
+
+def trace_unavailable(path: object, problem: Exception) -> dict:
+    reason = os.strerror(problem.errno).lower() if getattr(problem, "errno", None) else problem
+    return make(
+        "trace_unavailable",
+        f"The Chrome trace could not be written to {path} ({reason}): the rows are "
+        "complete, the trace is unavailable. Free some space (or pick another --trace "
+        "place, or TMPDIR for the app's own copy) and run again for a trace.",
     )
 
 

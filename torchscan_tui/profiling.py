@@ -167,11 +167,11 @@ def export_trace_atomically(
     try:
         staged = private_dir / "trace.json"
         profiler.export_chrome_trace(str(staged))
-        if not staged.exists():
-            raise OSError(f"torch.profiler wrote no trace for {destination}")
-        if not is_json(staged.read_bytes()):
+        if not staged.exists() or not is_json(staged.read_bytes()):
+            # torch wrote nothing (a full disk, say: it does not raise) or no JSON (odd
+            # names): our own writer says which, as an OSError (ENOSPC) if it fails too.
             if raw_events is None:
-                raise ValueError(f"torch.profiler wrote a trace that is not JSON: {destination}")
+                raise ValueError(f"torch.profiler wrote no valid trace for {destination}")
             staged.write_text(dumps_chrome_trace(raw_events), encoding="utf-8")
             used_fallback = True
         os.chmod(staged, 0o600)
@@ -236,8 +236,7 @@ def profile_workload(
         cuda_active=cuda_active,
         device_events=aggregation.device_event_count,
         threads_started=threading.active_count() > threads_before,
-        children_ran=_children_usage() != children_before
-        or bool(_live_children() - live_before),
+        children_ran=_children_usage() != children_before or bool(_live_children() - live_before),
     )
     if cuda_active:
         notes += device_diagnostics(aggregation)
@@ -279,10 +278,14 @@ def profile_workload(
     if on_rows is not None:
         on_rows(report)
     if trace_path is not None:
-        written, used_fallback = export_trace_atomically(prof, trace_path, raw_events)
-        report["trace_path"] = str(written)
-        if used_fallback:
-            notes.append(diag.trace_rewritten())
+        try:
+            written, used_fallback = export_trace_atomically(prof, trace_path, raw_events)
+        except (OSError, ValueError) as exc:  # a full disk is no failure of the workload
+            notes.append(diag.trace_unavailable(trace_path, exc))
+        else:
+            report["trace_path"] = str(written)
+            if used_fallback:
+                notes.append(diag.trace_rewritten())
     if failure is not None:
         raise WorkloadError(failure, report)
     return report

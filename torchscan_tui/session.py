@@ -11,12 +11,14 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from . import diagnostics as diag
 from .private_dir import PrivateDir
 from .process import CommandResult, MeasuredCommand
 from .protocol import read_messages
@@ -331,9 +333,14 @@ class Session:
         script = self.config.script
         self._emit(PhaseChanged("profiling"))
         trace_path = self.config.trace_path
+        trace_note = None
         if trace_path is None and self.config.private_trace:
-            self._private_dir = PrivateDir()
-            trace_path = os.path.join(self._private_dir.path, "trace.json")
+            try:
+                self._private_dir = PrivateDir()
+            except OSError as exc:  # TMPDIR full or read-only: the rows need no trace
+                trace_note = diag.trace_unavailable(tempfile.gettempdir(), exc)
+            else:
+                trace_path = os.path.join(self._private_dir.path, "trace.json")
         channel_read, channel_write = os.pipe()
         try:
             worker = self._start(
@@ -354,6 +361,8 @@ class Session:
             os.close(channel_read)
             return self._finish("cancelled", "cancelled before profiling started", False)
         terminal = self._read_channel(channel_read)
+        if trace_note is not None:
+            self.report["diagnostics"].append(trace_note)
         try:
             result = worker.wait()
         except RuntimeError as exc:  # the launcher ended without a word
