@@ -252,3 +252,43 @@ def test_the_channel_checks_each_message_type():
     ]:
         with pytest.raises(ValueError, match=says):
             check_message(forged, rows_before=6)
+
+
+def _survivors(name: bytes = b"torchscan-hop") -> int:
+    """Live processes named ``name`` (zombies left to an init that never reaps are dead)."""
+    count = 0
+    for entry in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        comm = stat[stat.find(b"(") + 1 : stat.rfind(b")")]
+        state = stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3]
+        count += comm == name and state not in (b"Z", b"X")
+    return count
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_a_pid_hopping_daemon_is_ended_whole(workloads, tmp_path, cancel):
+    """Issue 16, point 11: a daemon that setsid()s, ignores SIGTERM and SIGHUP and
+    re-forks every 0.5 ms, its parent exiting, escaped each single kill pass: the run hung
+    (40+ s) and the launcher and the daemon stayed behind. Stopping before killing ends it,
+    whether the workload returns or the run is cancelled."""
+    assert _survivors() == 0
+    extra = ["--timeout", "3"] if cancel else []
+    env = dict(os.environ, HOP_WAIT="30" if cancel else "0.2")
+    started = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", str(workloads / "hopping_daemon.py"),
+         "--json", str(tmp_path / "r.json"), *extra],
+        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120, env=env,
+    )  # fmt: skip
+    assert time.monotonic() - started < 30, result.stderr
+    assert result.returncode == (124 if cancel else 0), result.stderr
+    deadline = time.monotonic() + 5
+    while _survivors() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _survivors() == 0
+    if not cancel:
+        assert json.loads((tmp_path / "r.json").read_text())["run"]["profile_leftovers"] >= 1

@@ -115,6 +115,53 @@ def _signal_descendants(signum):
             pass
 
 
+def _stop_and_kill_all():
+    """End every descendant, however fast it forks.
+
+    A daemon that re-forks every half millisecond, its parent exiting, escapes a single
+    pass of kill(): its new child is born after the listing. So each pass first stops
+    (SIGSTOP) every descendant not stopped yet: a stopped process can neither fork nor
+    exit, so the passes end once one finds nothing new (a handful, against any speed of
+    forking). Then all of them are killed. Returns how many were ended.
+    """
+    stopped = set()
+    for _ in range(10_000):
+        new = set(_descendants()) - stopped
+        if not new:
+            break
+        for pid in new:
+            try:
+                os.kill(pid, signal.SIGSTOP)
+            except OSError:
+                pass
+        stopped |= new
+    for pid in set(_descendants()) | stopped:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    return len(stopped)
+
+
+def _reap_all(deadline_s):
+    """Reap every child (descendants re-parent to us, the subreaper), never blocking for
+    good: past the deadline, what is still there is stopped and killed again."""
+    deadline = time.monotonic() + deadline_s
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        except InterruptedError:
+            continue
+        if pid:
+            continue
+        if time.monotonic() > deadline:
+            _stop_and_kill_all()
+            deadline = time.monotonic() + deadline_s
+        time.sleep(0.005)
+
+
 def _on_cancel(signum, frame):
     if _state["cancelled"]:
         return
@@ -125,7 +172,13 @@ def _on_cancel(signum, frame):
 
 def _on_grace_expired(signum, frame):
     _state["escalated"] = True
-    _signal_descendants(signal.SIGKILL)
+    child = _state["child"]
+    if child:
+        try:
+            os.killpg(child, signal.SIGKILL)
+        except OSError:
+            pass
+    _stop_and_kill_all()
 
 
 def _reap_leftovers():
@@ -137,14 +190,8 @@ def _reap_leftovers():
         while _descendants() and time.monotonic() < deadline:
             time.sleep(0.02)
         if _descendants():
-            _signal_descendants(signal.SIGKILL)
-    while True:
-        try:
-            os.wait4(-1, 0)
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
+            _stop_and_kill_all()
+    _reap_all(_state["grace"])
     return len(leftovers)
 
 

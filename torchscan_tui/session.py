@@ -370,10 +370,16 @@ class Session:
                 return self._finish("cancelled", "cancelled before profiling started", False)
             return self._finish("failed", f"{script}: the profile worker: {exc}", False)
         self.report["run"]["profile_status"] = result.status.to_dict()
+        self.report["run"]["profile_leftovers"] = result.leftover_processes
+        ended = (
+            f"; ended {result.leftover_processes} process(es) the workload left running"
+            if result.leftover_processes
+            else ""
+        )
         rows = self.report["operators"]
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish(
-                "cancelled", f"cancelled while profiling ({len(rows)} rows kept)", False
+                "cancelled", f"cancelled while profiling ({len(rows)} rows kept{ended})", False
             )
         if terminal is None:
             return self._finish(
@@ -392,7 +398,7 @@ class Session:
                 False,
                 details=terminal.get("traceback") or "",
             )
-        return self._finish("done", f"{len(rows)} rows from {script}", True)
+        return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
 
     def _read_channel(self, channel_read: int) -> dict | None:
         """Apply channel messages to the report; return the terminal one, if any came."""
