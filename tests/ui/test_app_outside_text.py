@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 from replay import make_row, recorded_events
+from textual.events import Paste
 from textual.widgets import Input
 
 from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION
@@ -134,3 +135,36 @@ async def test_the_picker_names_files_literally(tmp_path):
         svg = _screen_text(picker)
         _assert_shown_literally(svg)
         assert "[red]x.json" in svg and "runs[b]" in svg
+
+
+async def test_the_compare_screen_shows_outside_text_literally(tmp_path):
+    from torchscan_tui.compare import compare_reports
+    from torchscan_tui.ui.compare_app import CompareApp
+
+    before = {"operators": [make_row(text, [[1]], 1, 0.002) for text in HOSTILE]}
+    after = {"operators": [make_row(text, [[1]], 2, 0.003) for text in HOSTILE[::2]]}
+    diff = compare_reports(before, after, f"a[/x]{OSC_TITLE}.json", "b[bold].json")
+    app = CompareApp(diff)
+    async with app.run_test(size=(160, 40), notifications=True) as pilot:
+        await pilot.pause()
+        svg = _screen_text(app)
+        _assert_shown_literally(svg)
+        assert "b[bold].json" in svg and "[/opt/data] not found" in svg
+        await pilot.press("slash")
+        box = app.query_one("#filter-input", Input)
+        box.post_message(Paste("[/x] \x1b[2J"))  # a paste holding an escape is refused
+        await pilot.pause()
+        assert box.value == ""
+        box.post_message(Paste("[/x]"))
+        await pilot.pause(0.8)
+        assert box.value == "[/x]"
+        await pilot.press("escape", "b")
+        await pilot.pause()
+        _assert_shown_literally(_screen_text(app))
+        await pilot.press("escape", "e")
+        await pilot.pause()
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "[/x]" / "c.csv")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        _assert_shown_literally(_screen_text(app))

@@ -16,6 +16,10 @@ from textual.notifications import SeverityLevel
 
 from ..text import neutralise_controls
 
+# For every Input of ours (``restrict=``): text typed or pasted may hold no control or
+# bidi character, which the Input would otherwise draw raw. A paste holding one is refused.
+NO_CONTROLS = "[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*"
+
 
 def literal(text: object, style: str = "") -> Text:
     """``text`` as a renderable shown exactly as written, controls made visible."""

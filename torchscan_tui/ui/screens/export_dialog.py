@@ -18,7 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from ...atomic import DestinationExists, ExportError, check_destination
-from ..literal import literal
+from ..literal import NO_CONTROLS, literal
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
             yield Label(self.dialog_title, id="export-title")
             for note in self.notes:
                 yield Static(literal(note), classes="export-note")
-            yield Input(value=self.default_path, id="export-path")
+            yield Input(value=self.default_path, id="export-path", restrict=NO_CONTROLS)
             yield Label("", id="export-message")
             with Horizontal(id="export-buttons"):
                 yield Button(self.verb, variant="primary", id="export-ok")

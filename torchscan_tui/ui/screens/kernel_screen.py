@@ -20,6 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from ...formatting import format_count, format_seconds
 from ...kernel_view import filter_kernels, sort_kernels
 from ...text import neutralise_controls
+from ..literal import NO_CONTROLS
 
 # (title, width): long C++ kernel names are cut; the detail is in the export.
 COLUMNS = (
@@ -71,7 +72,7 @@ class KernelScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="kernel-title")
         yield Input(placeholder="/ filter kernels: words in name, operator, htod...",
-                    id="kernel-filter")  # fmt: skip
+                    id="kernel-filter", restrict=NO_CONTROLS)  # fmt: skip
         table: DataTable = DataTable(id="kernel-table", cursor_type="row", zebra_stripes=True)
         for title, width in COLUMNS:
             table.add_column(title, width=width)
