@@ -51,7 +51,9 @@ def test_rows_match_on_operator_shapes_and_kind_with_deltas_and_ratios():
     assert rows["aten::new"]["presence"] == "only_after"
     assert rows["aten::new"]["cpu_self_seconds"]["ratio"] is None
     assert rows["aten::mm"]["device_self_seconds"]["delta"] is None  # not measured: no delta
-    assert [row["operator"] for row in diff["rows"]][0] == "aten::relu"  # largest delta first
+    # Issue 20, bug 3: the largest change first, faster or slower: mm's -5 ms before
+    # relu's +1 ms (ordered by signed delta, mm came last and never showed).
+    assert [row["operator"] for row in diff["rows"]][:2] == ["aten::mm", "aten::relu"]
     assert diff["totals"]["cpu_self_seconds"]["before"] == pytest.approx(0.013)
     assert diff["totals"]["cpu_self_seconds"]["after"] == pytest.approx(0.0085)
     assert diff["totals"]["device_self_seconds"]["before"] is None

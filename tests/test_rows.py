@@ -70,7 +70,11 @@ def test_sort_toggle_flips_and_new_keys_start_descending():
     assert sort.toggled("cpu") == Sort("cpu", True)
     assert sort.toggled("cpu").toggled("cpu") == Sort("cpu", False)
     assert sort.toggled("cpu").toggled("calls") == Sort("calls", True)
-    assert Sort().toggled("rank") == Sort("rank", False)
+    # Issue 20, bug 1: rank is the report's order every time (c then s read "rank
+    # (reversed)", and each s flipped it).
+    assert Sort().toggled("rank") == Sort("rank", True)
+    assert sort.toggled("cpu").toggled("rank") == Sort("rank", True)
+    assert sort.toggled("cpu").toggled("rank").toggled("rank") == Sort("rank", True)
 
 
 def test_missing_figures_sort_last_in_both_directions():

@@ -42,7 +42,8 @@ def _delta(before: float | None, after: float | None) -> tuple[float | None, flo
 
 
 def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> list[dict]:
-    """One row per (operator, shapes, kind), sorted by CPU self-time delta, largest first."""
+    """One row per (operator, shapes, kind), the largest CPU self-time change first, faster
+    or slower (a -50 ms row matters more than a +38 us one)."""
     before = {_key(row): row for row in before_rows}
     after = {_key(row): row for row in after_rows}
     rows = []
@@ -68,7 +69,7 @@ def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> lis
                 **figures,
             }
         )
-    rows.sort(key=lambda row: -(row["cpu_self_seconds"]["delta"] or 0.0))
+    rows.sort(key=lambda row: -abs(row["cpu_self_seconds"]["delta"] or 0.0))
     return rows
 
 

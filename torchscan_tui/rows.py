@@ -244,10 +244,13 @@ class Sort:
     descending: bool = True
 
     def toggled(self, key: str) -> Sort:
-        """The same key again flips the direction; a new key starts descending."""
+        """The same key again flips the direction; a new key starts descending. ``rank``
+        is always the report's own order, whatever came before (``s`` goes back to it)."""
+        if key == "rank":
+            return Sort("rank", True)
         if key == self.key:
             return Sort(key, not self.descending)
-        return Sort(key, key != "rank")
+        return Sort(key, True)
 
     def describe(self) -> str:
         if self.key == "rank":

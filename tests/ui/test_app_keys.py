@@ -362,6 +362,8 @@ async def test_cancel_while_running_reads_cancelled(wait):
         await wait(pilot)
         assert app.state.phase == "cancelled"
         assert len(app.view.rows) == 8  # what was shown stays
+        # Issue 20, bug 2: "cancelling…" stayed in the status line forever.
+        assert "cancelling" not in str(app.query_one(StatusBar).render())
 
 
 async def test_quit_while_running_cancels_and_exits(wait):

@@ -194,6 +194,7 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
 
     def start_run(self) -> None:
         self.state.start()
+        self._status_message = ""
         self.view.set_rows([])
         self._inbox.clear()
         self._decode_from = time.monotonic() + DECODE_SETTLE_S
@@ -289,6 +290,8 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
 
     def _run_ended(self) -> None:
         self.run_finished_count += 1
+        self._status_message = ""  # "cancelling…" is over: the header says how it ended
+        self._render_status()
         state = self.state
         if state.outcome == "failed":
             self.notify(state.message, title="Run failed", severity="error", timeout=15)
