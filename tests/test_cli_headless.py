@@ -144,3 +144,17 @@ def test_the_app_without_a_terminal_says_how_to_run_headless(tmp_path):
     result = headless(SAMPLES / "mlp.py")
     assert result.returncode == 2
     assert "needs a terminal" in result.stderr and "--json OUT" in result.stderr
+
+
+def test_a_device_asked_for_by_name_and_not_there_fails_headless(tmp_path, workloads):
+    """Issue 20, bug 8: --device cuda on a CPU-only torch exited 0, silently."""
+    out = tmp_path / "r.json"
+    result = headless(workloads / "tiny.py", "--device", "cuda", "--json", out)
+    assert result.returncode == 1
+    assert (
+        "--device cuda: CUDA was asked for, but this torch sees no CUDA device"
+        in (result.stderr.strip().splitlines()[-1])
+    )
+    assert json.loads(out.read_text())["operators"]  # the CPU-side rows are kept
+    auto = headless(workloads / "tiny.py", "--device", "auto", "--json", out, "--force")
+    assert auto.returncode == 0, auto.stderr

@@ -70,13 +70,24 @@ def test_an_exception_stops_the_profiler_and_keeps_the_rows():
 
 
 def test_cuda_requested_without_cuda_activity_is_none_with_a_diagnostic_mock_gpu(monkeypatch):
+    """A GPU is there (mocked) but the profiler lacks CUDA activity support."""
     monkeypatch.setattr("torch.profiler.supported_activities", lambda: {ProfilerActivity.CPU})
+    monkeypatch.setattr("torch.cuda.is_available", lambda: True)
+    monkeypatch.setattr("torch.cuda.synchronize", lambda: None)
     report = profile_workload(lambda: inputs @ weights, device="cuda")
     codes = [note["code"] for note in report["diagnostics"]]
     assert "cuda_activity_unsupported" in codes
     assert all(row["device_self_seconds"] is None for row in report["operators"])
     assert report["context"]["ranked_by"] == "cpu_self_seconds"
     assert report["operators"][0]["diagnostics"][0]["code"] == "cuda_activity_unsupported"
+
+
+def test_cuda_requested_on_a_cpu_only_torch_says_so():
+    """Issue 20, bug 8: --device cuda on this CPU-only torch said only 'device cuda done'."""
+    report = profile_workload(lambda: inputs @ weights, device="cuda")
+    (note,) = [n for n in report["diagnostics"] if n["code"] == "cuda_unavailable"]
+    assert "torch.cuda.is_available() is False" in note["message"]
+    assert all(row["device_self_seconds"] is None for row in report["operators"])
 
 
 def test_mps_rows_describe_cpu_dispatch_only_mock_gpu():

@@ -19,6 +19,7 @@ from pathlib import Path
 from .atomic import DestinationExists, ExportError, check_destination, write_text_atomically
 from .compare import compare_reports, regressions, text_table, unusable_after
 from .device_summary import device_line
+from .diagnostics import DEVICE_UNAVAILABLE_CODES
 from .gcpause import freeze_long_lived, gc_paused
 from .opening import open_profile_paged, traces_in
 from .progress_line import ProgressLine
@@ -265,6 +266,13 @@ def run_headless(
         return _fail(str(exc))
     if outcome.outcome == "failed":
         return _fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
+    unavailable = [
+        note["message"]
+        for note in outcome.report["diagnostics"]
+        if note["code"] in DEVICE_UNAVAILABLE_CODES
+    ]
+    if unavailable and config.device != "auto":  # asked for by name: not profiled is a failure
+        return _fail(f"--device {config.device}: {unavailable[0]} (report in {json_path})", 1)
     if config.trace_path and not outcome.report.get("trace_path"):  # asked for, not written
         notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
         why = notes.get("trace_unavailable", f"no trace was written to {config.trace_path}")

@@ -8,7 +8,11 @@ from __future__ import annotations
 
 import os
 
-ROW_LEVEL_CODES = frozenset({"mps_cpu_dispatch_only", "cuda_activity_unsupported"})
+ROW_LEVEL_CODES = frozenset(
+    {"mps_cpu_dispatch_only", "cuda_activity_unsupported", "cuda_unavailable"}
+)
+DEVICE_UNAVAILABLE_CODES = frozenset({"cuda_activity_unsupported", "cuda_unavailable"})
+"""The device asked for could not be profiled: a headless run asked for it fails."""
 """Codes every row carries too: they qualify each row's device figure."""
 
 
@@ -21,6 +25,15 @@ def cuda_activity_unsupported() -> dict:
         "cuda_activity_unsupported",
         "CUDA time is unavailable: the installed torch profiler lacks CUDA activity support "
         "(no CUPTI / Kineto CUDA build), so device self time is None, not zero.",
+    )
+
+
+def cuda_unavailable() -> dict:
+    return make(
+        "cuda_unavailable",
+        "CUDA was asked for, but this torch sees no CUDA device (torch.cuda.is_available() "
+        "is False: a CPU-only build, or no GPU visible): only CPU-side work was profiled, "
+        "and device time is None, not zero.",
     )
 
 
@@ -105,13 +118,16 @@ def report_diagnostics(
     device: str,
     cuda_requested_unsupported: bool,
     cuda_active: bool,
+    cuda_available: bool = True,
     device_events: int,
     threads_started: bool,
     children_ran: bool,
 ) -> list[dict]:
     """The report-level diagnostics that follow from what the run observed (pure)."""
     notes = []
-    if cuda_requested_unsupported:
+    if device == "cuda" and not cuda_available:
+        notes.append(cuda_unavailable())
+    elif cuda_requested_unsupported:
         notes.append(cuda_activity_unsupported())
     if device == "mps":
         notes.append(mps_cpu_dispatch_only())

@@ -234,6 +234,7 @@ def profile_workload(
         device=device,
         cuda_requested_unsupported=device == "cuda" and not cuda_active,
         cuda_active=cuda_active,
+        cuda_available=torch.cuda.is_available(),
         device_events=aggregation.device_event_count,
         threads_started=threading.active_count() > threads_before,
         children_ran=_children_usage() != children_before or bool(_live_children() - live_before),

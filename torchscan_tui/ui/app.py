@@ -28,6 +28,7 @@ from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
 from ..device_summary import device_line
+from ..diagnostics import DEVICE_UNAVAILABLE_CODES
 from ..export import TRACE_PRIVACY_NOTE, copy_trace
 from ..gcpause import GcBurst, freeze_long_lived
 from ..kernel_view import KERNEL_COLUMNS
@@ -318,6 +319,9 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         state = self.state
         elapsed = state.elapsed() if self.show_clock and self.source.timed else None
         device = device_line(state.context) or state.context.get("device") or self.source.device
+        codes = {note.get("code") for note in state.diagnostics}
+        if codes & DEVICE_UNAVAILABLE_CODES:
+            device += " (unavailable: CPU-side only, see the notes)"
         self.query_one(RunHeader).show(
             self.source.title,
             device,
