@@ -7,6 +7,7 @@ import json
 import threading
 
 from replay import make_row, recorded_events, replay_source, sample_rows
+from textual import events
 from textual.widgets import Input
 
 from torchscan_tui.session import ProfileMeta, RowsReceived
@@ -524,3 +525,27 @@ async def test_the_footer_offers_the_keys_that_apply_as_the_run_goes(wait, until
         await wait(pilot)
         await until(pilot, lambda: "Rerun" in footer_keys(app))
         assert "Cancel" not in footer_keys(app) and "Export" in footer_keys(app)
+
+
+async def test_keys_typed_in_one_burst_after_slash_are_the_filters_text(wait):
+    """Issue 20, bug 4: '/gelu' sent at once (a paste, a macro, tmux send-keys) went to
+    the app's keys (g sorted, e opened Export): the keys after '/' were queued to the
+    table before the filter took focus. The events are posted at once, as a terminal's
+    burst arrives, not pressed one by one."""
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        for key, character in [("slash", "/"), ("g", "g"), ("e", "e"), ("l", "l"), ("u", "u")]:
+            app.post_message(events.Key(key, character))
+        await pilot.pause()
+        await pilot.pause()
+        box = app.query_one("#filter-input", Input)
+        assert box.value == "gelu"
+        assert app.view.sort.key == "rank" and app.screen is app.screen_stack[0]
+        await pilot.press("slash")  # typed in the filter, "/" is a character
+        assert box.value == "gelu/"
+        for key, character in [("ctrl+u", None), ("r", "r"), ("e", "e"), ("l", "l")]:
+            app.post_message(events.Key(key, character))
+        await pilot.pause()
+        await pilot.pause()
+        assert box.value == "rel"  # cleared first, then the burst's text

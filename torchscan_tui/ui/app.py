@@ -87,7 +87,13 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
         Binding("question_mark,f1", "help", "Help", tooltip="Keys and what the numbers mean"),
-        Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
+        # priority: handled as it arrives, so the keys typed after it in one burst (a
+        # paste, tmux send-keys '/gelu') reach the filter, not the app's other keys.
+        Binding(
+            "slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape", priority=True
+        ),
+        # Likewise: ctrl+u then text in one burst clears the filter before the text lands.
+        Binding("ctrl+u", "clear_filter", "Clear", show=False, priority=True),
         Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by call count"),
@@ -542,6 +548,10 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         state = self.state
         if getattr(self.screen, "covers_operators", False) and action not in SCREEN_WIDE:
             return False
+        if action == "focus_filter":
+            return self.filter_key_applies()
+        if action == "clear_filter":
+            return self.clear_filter_applies()
         has_rows = bool(self.view.visible)
         if action == "cancel_run":
             return state.running

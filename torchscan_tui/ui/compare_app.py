@@ -53,7 +53,13 @@ class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
         Binding("question_mark,f1", "help", "Help", tooltip="Keys"),
-        Binding("slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape"),
+        # priority: handled as it arrives, so the keys typed after it in one burst (a
+        # paste, tmux send-keys '/gelu') reach the filter, not the app's other keys.
+        Binding(
+            "slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape", priority=True
+        ),
+        # Likewise: ctrl+u then text in one burst clears the filter before the text lands.
+        Binding("ctrl+u", "clear_filter", "Clear", show=False, priority=True),
         Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
         Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
@@ -72,6 +78,13 @@ class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         self.view = RowView(
             list(diff["rows"]), sort=Sort("delta", True), sort_getters=COMPARE_SORTS
         )
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "focus_filter":
+            return self.filter_key_applies()
+        if action == "clear_filter":
+            return self.clear_filter_applies()
+        return True
 
     def compose(self) -> ComposeResult:
         yield Static(self._summary(), id="run-header")

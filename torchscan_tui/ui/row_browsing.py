@@ -44,13 +44,26 @@ class RowBrowsing:
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         if event.input.id == FILTER_INPUT:
-            self.table.focus()
+            self.screen.set_focus(self.table)  # now: the next keys are commands again
 
     def on_operator_table_sort_requested(self, event: OperatorTable.SortRequested) -> None:
         self.action_sort(event.key)  # a click on a column's title: as its sort key
 
+    def filter_key_applies(self) -> bool:
+        """``/`` focuses the filter unless text is being typed (then it is a character)."""
+        return not isinstance(self.focused, Input)
+
+    def clear_filter_applies(self) -> bool:
+        """``ctrl+u`` clears the filter while it is being typed in (as in a shell)."""
+        return getattr(self.focused, "id", None) == FILTER_INPUT
+
+    def action_clear_filter(self) -> None:
+        self.query_one(f"#{FILTER_INPUT}", Input).action_delete_left_all()
+
     def action_focus_filter(self) -> None:
-        self.query_one(f"#{FILTER_INPUT}", Input).focus()
+        # Now, not after the queued events as focus() does: the keys typed right after
+        # "/" in one burst (a paste, tmux send-keys) are the filter's text, not commands.
+        self.screen.set_focus(self.query_one(f"#{FILTER_INPUT}", Input))
 
     def action_toggle_select(self) -> None:
         self.view.toggle_selected(self.table.cursor)

@@ -51,7 +51,9 @@ class KernelScreen(Screen[None]):
     covers_operators = True
     BINDINGS = [
         Binding("escape,k,q", "close", "Back", tooltip="Back to the operators"),
-        Binding("slash", "focus_filter", "Filter", tooltip="Filter kernels by words"),
+        Binding(
+            "slash", "focus_filter", "Filter", tooltip="Filter kernels by words", priority=True
+        ),
         Binding("t", "sort('total')", "Total", tooltip="Sort by total time; again flips"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by calls"),
         Binding("a", "sort('mean')", "Mean", tooltip="Sort by mean time per call"),
@@ -123,7 +125,7 @@ class KernelScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     def action_focus_filter(self) -> None:
-        self.query_one(Input).focus()
+        self.set_focus(self.query_one(Input))  # now: keys typed in a burst are its text
 
     def action_close(self) -> None:
         if self._typing():
