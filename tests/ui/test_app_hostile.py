@@ -110,3 +110,22 @@ async def test_cancel_a_live_run_then_rerun_reads_cancelled(tmp_path):
         while not (pids_file.exists() and pids_file.read_text().endswith("\n")):
             await pilot.pause(0.05)
         await pilot.press("q")
+
+
+async def test_the_app_says_when_it_ended_processes_the_workload_left(wait):
+    """Issue 16, point 11: say in the UI what was killed (here a recorded run whose
+    worker reaped two leftovers)."""
+    from replay import recorded_events
+
+    from torchscan_tui.session import RunFinished
+    from torchscan_tui.sources import ReplaySource
+
+    events = recorded_events()
+    finished = events[-1]
+    report = {**finished.report, "run": {"complete": True, "profile_leftovers": 2}}
+    events[-1] = RunFinished("done", finished.message, report, True)
+    app = create_app(source=ReplaySource(events, title="replay.py"), show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        said = [notice.message for notice in app._notifications]
+        assert any("left 2 process(es) running" in text for text in said)

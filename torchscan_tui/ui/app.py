@@ -308,6 +308,14 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             self.notify(state.message, title="Cancelled", severity="warning")
         elif not state.complete:
             self.notify(state.message, title="Incomplete", severity="warning")
+        leftovers = ((state.report or {}).get("run") or {}).get("profile_leftovers")
+        if leftovers:  # the workload left processes behind: say that they were ended
+            self.notify(
+                f"The workload left {leftovers} process(es) running (a daemon, a worker it "
+                "did not join); all were ended with the run.",
+                title="Processes ended",
+                severity="warning",
+            )
         self._warm_up(self.view.warm_up(), first=True)
 
     def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
