@@ -71,3 +71,18 @@ async def test_export_compare_rows_to_csv(tmp_path):
     ]
     assert rows[0]["presence"] == "both" and rows[0]["cpu_ratio"] == "1.5"
     assert rows[1]["presence"] == "only_after" and rows[1]["cpu_ratio"] == ""
+
+
+async def test_the_compare_header_shows_device_totals_when_a_side_has_them():
+    """Issue 15: compare of GPU traces compares device time (its header said CPU only)."""
+    from pathlib import Path
+
+    from torchscan_tui.opening import open_profile
+
+    data = Path(__file__).parent.parent / "data"
+    before, _ = open_profile(data / "alexnet_cuda.json.gz")
+    app = CompareApp(compare_reports(before, before, "a.json", "b.json"))
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        header = str(app.query_one("#run-header").render())
+        assert "device self 66.203 ms → 66.203 ms" in header

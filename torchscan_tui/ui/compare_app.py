@@ -106,6 +106,13 @@ class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             f"CPU self {format_seconds(total['before'])} → {format_seconds(total['after'])}",
             style="dim",
         )
+        device = self.diff["totals"]["device_self_seconds"]
+        if device["before"] is not None or device["after"] is not None:
+            text.append(
+                f"  device self {format_seconds(device['before'])} → "
+                f"{format_seconds(device['after'])}",
+                style="dim",
+            )
         return text
 
     @property
