@@ -188,3 +188,27 @@ async def test_a_row_of_the_wrong_type_past_the_first_page_keeps_the_rows_before
         assert str(path) in app.state.message
         shown = [row["operator"] for row in app.view.rows]
         assert shown == [r["operator"] for r in rows[: len(shown)]] and 100 <= len(shown) <= 2500
+
+
+async def test_keys_that_do_not_apply_to_a_reopened_report_say_why(tmp_path, wait):
+    """Issue 20, bug 5: in a reopened report t, r and l did nothing and said nothing."""
+    report = {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": [make_row("aten::mm", [[2, 2]], 1, 0.001)],
+        "context": {"device": "cpu"},
+        "diagnostics": [],
+        "totals": {},
+        "trace_path": str(tmp_path / "gone" / "trace.json"),
+    }
+    app = create_app(report=report, report_path="r.json", show_clock=False)
+    async with app.run_test(size=(120, 30), notifications=True) as pilot:
+        await wait(pilot)
+        for key in ("t", "r", "l"):
+            assert app.check_action({"t": "export_trace", "r": "rerun", "l": "toggle_log"}[key],
+                                    ()) is False  # fmt: skip
+        await pilot.press("t", "r", "l")
+        said = " ".join(notice.message for notice in app._notifications)
+        assert "its trace" in said and "is gone" in said
+        assert "no workload to run again" in said
+        assert "no workload output to show" in said

@@ -579,6 +579,28 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             return self.source.rerunnable or bool(state.log.lines) or self._log_shown()
         return True
 
+    # Key methods run only when no binding took the key: t, r and l when they do not apply
+    # (hidden from the footer) say why instead of doing nothing.
+
+    def key_t(self) -> None:
+        if self.state.trace_path:
+            why = f"its trace ({self.state.trace_path}) is gone: it was kept in a temporary folder"
+        else:
+            why = "this run or file has no Chrome trace"
+        self.notify(f"No trace to export: {why}.", title="t", severity="warning")
+
+    def key_r(self) -> None:
+        if not self.source.rerunnable:
+            self.notify(
+                "A reopened file has no workload to run again: run the script itself for a "
+                "new profile.",
+                title="r",
+                severity="warning",
+            )
+
+    def key_l(self) -> None:
+        self.notify("A reopened file has no workload output to show.", title="l")
+
     def _log_shown(self) -> bool:
         try:
             return self.query_one(LogPane).display
