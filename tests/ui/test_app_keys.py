@@ -549,3 +549,24 @@ async def test_keys_typed_in_one_burst_after_slash_are_the_filters_text(wait):
         await pilot.pause()
         await pilot.pause()
         assert box.value == "rel"  # cleared first, then the burst's text
+
+
+def test_the_sort_arrow_is_never_cut_off():
+    """Issue 20, bug 6: 'net bytes ↓' read 'net bytes…' at 140 columns (its column is 10
+    wide), and 'device self ↓' read 'device sel…'."""
+    from torchscan_tui.ui.widgets.operator_table import sorted_title
+
+    assert sorted_title("net bytes", "↓", 10) == "bytes ↓"
+    assert sorted_title("device self", "↑", 11) == "device ↑"
+    assert sorted_title("CPU self", "↓", 11) == "CPU self ↓"
+    assert sorted_title("calls", "↓", 7) == "calls ↓"
+    assert sorted_title("operator and more", "↓", 6).endswith(" ↓")
+
+
+async def test_the_sorted_bytes_column_shows_its_arrow_at_140_columns(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("m")
+        header = app.export_screenshot().replace("&#160;", " ")
+        assert "bytes ↓" in header and "net bytes…" not in header

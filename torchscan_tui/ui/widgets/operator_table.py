@@ -57,6 +57,22 @@ COLUMNS = (
     Column("bytes", "net bytes", 10, "right", drop_order=1),
     Column("share", "share", 10, drop_order=4),
 )
+# What a sorted column's title becomes when the arrow would not fit beside the whole title.
+SHORT_TITLES = {"device self": "device", "net bytes": "bytes", "CPU self": "CPU"}
+
+
+def sorted_title(title: str, arrow: str, width: int) -> str:
+    """The title with the sort arrow, always whole: the title gives way, not the arrow
+    (at 140 columns ``net bytes ↓`` was cut to ``net bytes…``)."""
+    marked = f"{title} {arrow}"
+    if len(marked) <= width:
+        return marked
+    short = SHORT_TITLES.get(title, title)
+    if len(short) + 2 > width:
+        short = short[: max(width - 3, 0)] + "…"
+    return f"{short} {arrow}"
+
+
 MOVEMENT_BINDINGS = [
     Binding("up", "cursor(-1)", "Up", show=False),  # k opens the kernel view
     Binding("down,j", "cursor(1)", "Down", show=False),
@@ -302,7 +318,7 @@ class OperatorTable(ScrollView, can_focus=True):
         for column, column_width in layout:
             title = column.title
             if self.SORT_COLUMNS.get(column.key) == sort.key and sort.key != "rank":
-                title = f"{title} {arrow}"
+                title = sorted_title(title, arrow, column_width)
             texts.append(fit(title, column_width, column.align))
         return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
 
