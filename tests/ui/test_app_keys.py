@@ -437,12 +437,17 @@ async def test_command_palette_offers_every_applicable_action(wait):
             "Save",
             "Log",
             "Rerun",
-            "Quit",
             "Help",
+            "Details",
         ):
             assert any(title.startswith(f"{name}: ") for title in titles), name
         assert not any(title.startswith("Cancel: ") for title in titles)  # nothing runs
         assert not any(title.startswith("Trace: ") for title in titles)  # no trace here
+        # Issue 20, bug 9: Quit was listed twice, keys shown raw ("question_mark,f1").
+        assert len([title for title in titles if title.startswith("Quit")]) == 1
+        helps = [command.help for command in app.get_system_commands(app.screen)]
+        assert not any("question_mark" in text or ",f1" in text for text in helps)
+        assert "keys: ?, f1" in helps
 
 
 async def test_painted_lines_follow_selection_and_cursor(wait):

@@ -15,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -77,6 +78,8 @@ QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
 SCREEN_WIDE = frozenset({"quit", "help", "command_palette"})  # over any screen of ours
+# Not listed again in the palette: Textual lists its own Quit; escape and ctrl+u are keys.
+PALETTE_SKIPS = frozenset({"leave", "quit", "clear_filter"})
 
 
 class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
@@ -608,17 +611,26 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             return False
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Every action of ours in the command palette, when it applies."""
+        """Every action of ours in the command palette, when it applies, once each (Textual's
+        own Quit stands for ours), with keys as the footer shows them."""
         yield from super().get_system_commands(screen)
+        table = self.table
+        yield SystemCommand(
+            "Details: every field of the highlighted row, its callers and notes",
+            "key: enter",
+            table.action_activate,
+        )
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
             name = binding.action.split("(")[0]
-            if binding.action == "leave" or not self.check_action(name, ()):
+            if name in PALETTE_SKIPS or not self.check_action(name, ()):
                 continue
-            key = self.get_key_display(binding)
+            keys = ", ".join(
+                self.get_key_display(replace(binding, key=key)) for key in binding.key.split(",")
+            )
             yield SystemCommand(
                 f"{binding.description}: {binding.tooltip}",
-                f"key: {key}",
+                f"keys: {keys}" if "," in binding.key else f"key: {keys}",
                 partial(self.run_action, binding.action),
             )
 
