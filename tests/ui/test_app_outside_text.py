@@ -40,6 +40,18 @@ def _assert_shown_literally(svg: str) -> None:
     assert "\x1b" not in svg and "\u202e" not in svg and "\x00" not in svg
 
 
+async def _export_into_a_missing_folder(app, pilot, path) -> None:
+    """``e``, a path whose folder (named with markup) does not exist, enter: the error
+    notice names the path literally."""
+    await pilot.press("e")
+    await pilot.pause()
+    app.screen.query_one("#export-path", Input).value = str(path)
+    await pilot.press("enter")
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+    _assert_shown_literally(_screen_text(app))
+
+
 def _hostile_report() -> dict:
     rows = [make_row(text, [[1, 2]], 1, 0.001 * (i + 1)) for i, text in enumerate(HOSTILE)]
     rows[0]["kind"] = f"op{OSC_TITLE}"
@@ -91,13 +103,7 @@ async def test_hostile_report_fields_are_shown_literally_everywhere(until, tmp_p
         await pilot.press("k")
         await pilot.pause()
         _assert_shown_literally(_screen_text(app))
-        await pilot.press("e")
-        await pilot.pause()
-        app.screen.query_one("#export-path", Input).value = str(tmp_path / "[/x]" / "k.csv")
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        _assert_shown_literally(_screen_text(app))
+        await _export_into_a_missing_folder(app, pilot, tmp_path / "[/x]" / "k.csv")
         await pilot.press("escape", "escape", "question_mark")
         await pilot.pause()
         _assert_shown_literally(_screen_text(app))
@@ -161,10 +167,5 @@ async def test_the_compare_screen_shows_outside_text_literally(tmp_path):
         await pilot.press("escape", "b")
         await pilot.pause()
         _assert_shown_literally(_screen_text(app))
-        await pilot.press("escape", "e")
-        await pilot.pause()
-        app.screen.query_one("#export-path", Input).value = str(tmp_path / "[/x]" / "c.csv")
-        await pilot.press("enter")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        _assert_shown_literally(_screen_text(app))
+        await pilot.press("escape")
+        await _export_into_a_missing_folder(app, pilot, tmp_path / "[/x]" / "c.csv")
