@@ -213,6 +213,11 @@ async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
         body = str(pane.query_one("#detail-body").render())
         assert "aten::addmm" in body and "mps_cpu_dispatch_only" in body
         assert "forward ×12" in body and "not measured in this run" in body
+        # Issue 20, 10: numbers, not only bars: the row's share and its time per call.
+        (addmm,) = [row for row in app.view.rows if row["operator"] == "aten::addmm"]
+        total = app.state.context["cpu_self_seconds_sum"]
+        share = f"{100 * addmm['cpu_self_seconds'] / total:.1f}% of all rows"
+        assert share in body and "per call" in body
         await pilot.press("down")
         assert "aten::mm" in str(pane.query_one("#detail-body").render())
         await pilot.press("escape")
