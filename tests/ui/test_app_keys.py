@@ -580,3 +580,14 @@ async def test_the_sorted_bytes_column_shows_its_arrow_at_140_columns(wait):
         await pilot.press("m")
         header = app.export_screenshot().replace("&#160;", " ")
         assert "bytes ↓" in header and "net bytes…" not in header
+
+
+async def test_the_header_shows_the_total_cpu_self_time(wait):
+    """Issue 20, 10: the total in the header, not only in the b chart."""
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(140, 30)) as pilot:
+        await wait(pilot)
+        total = app.state.context["cpu_self_seconds_sum"]
+        from torchscan_tui.formatting import format_seconds
+
+        assert f"Σ CPU self {format_seconds(total)}" in str(app.query_one("#run-header").render())

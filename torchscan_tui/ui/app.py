@@ -31,6 +31,7 @@ from textual.worker import Worker, WorkerState
 from ..device_summary import device_line
 from ..diagnostics import DEVICE_UNAVAILABLE_CODES
 from ..export import TRACE_PRIVACY_NOTE, copy_trace
+from ..formatting import format_seconds
 from ..gcpause import GcBurst, freeze_long_lived
 from ..kernel_view import KERNEL_COLUMNS
 from ..memory import return_free_memory
@@ -347,6 +348,7 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             state.running,
             self._tick,
             incomplete=state.outcome == "done" and not state.complete,
+            totals=_self_time_totals(state.context),
         )
 
     def _render_all(self, rows_replaced: bool = False) -> None:
@@ -633,6 +635,12 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
                 f"keys: {keys}" if "," in binding.key else f"key: {keys}",
                 partial(self.run_action, binding.action),
             )
+
+
+def _self_time_totals(context: dict) -> str:
+    """``Σ CPU self 12.345 ms``: the sum over every row, a denominator, never a latency."""
+    total = context.get("cpu_self_seconds_sum")
+    return "" if total is None else f"Σ CPU self {format_seconds(total)}"
 
 
 def create_app(

@@ -24,8 +24,10 @@ class RunHeader(OneLine):
         running: bool,
         tick: int,
         incomplete: bool = False,
+        totals: str = "",
     ) -> None:
-        """``incomplete``: the run or file ended without all its rows (the notice said why)."""
+        """``incomplete``: the run or file ended without all its rows (the notice said why).
+        ``totals``: the sums of self time, last (a narrow terminal cuts them first)."""
         text = Text()
         text.append(" torchscan-tui ", style="bold reverse")
         text.append(f" {neutralise_controls(title)}", style="bold")
@@ -38,4 +40,6 @@ class RunHeader(OneLine):
             text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
         if elapsed is not None:
             text.append(f"  {elapsed:.1f} s", style="dim")
+        if totals:
+            text.append(f"  {totals}", style="dim")
         self.show_text(text)
