@@ -177,3 +177,21 @@ def test_rows_share_names_kinds_and_empty_containers_and_stay_equal():
     with pytest.raises(TypeError):
         view.rows[0]["diagnostics"].append("note")
     assert any(row["callers"] for row in view.rows)  # callers that exist are kept
+
+
+def test_a_toggles_all_visible_and_the_selection_can_be_cleared():
+    """Issue 20, 13: a selects every visible row, or unselects them when all are; the
+    selection can be cleared whole; the export dialog can say how many are hidden."""
+    view = RowView(sample_rows())
+    view.set_filter("relu")
+    view.toggle_all_visible()
+    assert view.selected == set(view.visible)
+    view.toggle_all_visible()
+    assert view.selected == set()
+    view.toggle_selected(0)
+    view.set_filter("")
+    view.toggle_selected(1)
+    view.set_filter("relu")
+    assert view.hidden_selected() == 1
+    view.clear_selection()
+    assert view.selected == set() and view.hidden_selected() == 0

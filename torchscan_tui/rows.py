@@ -490,6 +490,20 @@ class RowView:
     def select_all_visible(self) -> None:
         self.selected.update(self.visible)
 
+    def toggle_all_visible(self) -> None:
+        """Select every visible row, or, when they all are, unselect them."""
+        if self.visible and self.selected.issuperset(self.visible):
+            self.selected.difference_update(self.visible)
+        else:
+            self.select_all_visible()
+
+    def clear_selection(self) -> None:
+        self.selected.clear()
+
+    def hidden_selected(self) -> int:
+        """How many selected rows the filter hides (an export takes them too)."""
+        return len(self.selected.difference(self.visible))
+
     def rows_to_export(self, highlighted: int) -> list[dict]:
         """The selected rows in view order, else the highlighted row."""
         if self.selected:

@@ -591,3 +591,27 @@ async def test_the_header_shows_the_total_cpu_self_time(wait):
         from torchscan_tui.formatting import format_seconds
 
         assert f"Σ CPU self {format_seconds(total)}" in str(app.query_one("#run-header").render())
+
+
+async def test_selection_keys_a_and_shift_a_and_escape_twice(wait):
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("a")
+        assert app.view.selected == set(app.view.visible)
+        await pilot.press("a")
+        assert app.view.selected == set()
+        await pilot.press("space", "A")
+        assert app.view.selected == set()
+        await pilot.press("space", "enter", "escape")  # the first escape closes the pane
+        assert app.view.selected
+        await pilot.press("escape")
+        assert app.view.selected == set()
+        await pilot.press("space")  # one row selected, then hidden by a filter
+        await pilot.press("slash", *"nothing-like-it", "enter")
+        await pilot.press("down")
+        app.view.set_filter("relu")
+        await pilot.pause()
+        await pilot.press("e")
+        notes = " ".join(str(note.render()) for note in app.screen.query(".export-note"))
+        assert "hidden by the filter" in notes

@@ -104,7 +104,14 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         Binding("m", "sort('bytes')", "Bytes", tooltip="Sort by CPU net bytes"),
         Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
         Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
-        Binding("a", "select_all", "All", show=False, tooltip="Select all visible rows"),
+        Binding(
+            "a",
+            "select_all",
+            "All",
+            show=False,
+            tooltip="Select all visible rows; again unselects them",
+        ),
+        Binding("A", "clear_selection", "Clear", show=False, tooltip="Unselect every row"),
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
@@ -420,6 +427,8 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         pane = self.query_one(DetailPane)
         if pane.display:
             pane.display = False
+        elif self.view.selected:  # escape again: the selection goes (as A does)
+            self.action_clear_selection()
 
     # Sort and selection ---------------------------------------------------------------
 
@@ -486,6 +495,9 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     def action_export_rows(self) -> None:
         rows = self.view.rows_to_export(self.table.cursor)
         what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
+        hidden = self.view.hidden_selected()
+        if hidden:
+            what += f", {hidden} of them hidden by the filter"
         self.ask_to_export_rows(
             "Export rows",
             "torchscan-rows.csv",
@@ -574,6 +586,8 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             return bool(state.trace_path) and os.path.exists(state.trace_path or "")
         if action in ("export_rows", "toggle_select", "select_all"):
             return has_rows
+        if action == "clear_selection":
+            return bool(self.view.selected)
         if action == "save_report":
             return state.report is not None
         if action == "chart":

@@ -71,6 +71,12 @@ class RowBrowsing:
         self._render_status()
 
     def action_select_all(self) -> None:
-        self.view.select_all_visible()
+        """a: select every visible row, or unselect them when all are selected."""
+        self.view.toggle_all_visible()
+        self.table.refresh()
+        self._render_status()
+
+    def action_clear_selection(self) -> None:
+        self.view.clear_selection()
         self.table.refresh()
         self._render_status()

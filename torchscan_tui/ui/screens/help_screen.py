@@ -18,7 +18,7 @@ KEYS = [
     ("s", "back to the report's rank order"),
     ("↑ ↓ j, pgup pgdn, home end", "move (k opens the kernel view)"),
     ("enter", "show or hide the detail pane for the highlighted row"),
-    ("space / a", "select or unselect the row / select all visible rows"),
+    ("space / a / A", "select the row / all visible rows (again: none) / clear the selection"),
     ("b", "bar chart: each operator's share of the shown rows' self time (c / g switch)"),
     ("k", "kernel view: device work by kernel and launching op; / t n a x e inside"),
     ("e", "export the selected rows (or the highlighted one): .csv, .json or .md"),
