@@ -75,8 +75,10 @@ def test_text_table_signs_deltas_and_marks_one_sided_rows():
     assert relu.split()[:8] == ["+1.000", "ms", "2.000", "ms", "3.000", "ms", "1.50x", "aten::relu"]
     assert mm.split()[:8] == ["-5.000", "ms", "10.000", "ms", "5.000", "ms", "0.50x", "aten::mm"]
     new = next(line for line in lines if "aten::new" in line)
-    assert new.split()[6:8] == ["—", "new"]  # no ratio: nothing before
-    assert "gone" in next(line for line in lines if "aten::gone" in line)
+    # Issue 20, 15: the side where the row does not exist reads "—", not "0.0 µs".
+    assert new.split()[:7] == ["+500.0", "µs", "—", "500.0", "µs", "—", "new"]
+    gone = next(line for line in lines if "aten::gone" in line)
+    assert gone.split()[:7] == ["-1.000", "ms", "1.000", "ms", "—", "—", "gone"]
 
 
 def run_cli(*argv):
@@ -152,3 +154,17 @@ def test_the_gate_refuses_percentages_that_gate_nothing(tmp_path, percent):
                    "--fail-on-regression", percent)  # fmt: skip
     assert gate.returncode == 2 and "--fail-on-regression" in gate.stderr
     assert "Traceback" not in gate.stderr
+
+
+def test_compare_carries_the_peak_rss_of_both_runs(tmp_path):
+    """Issue 20, 15: peak RSS in the compare header and JSON."""
+    mib = 2**20
+    before = {**report(BEFORE), "totals": {"process_peak_rss": {"value": 300 * mib}}}
+    after = {**report(AFTER), "totals": {"process_peak_rss": {"value": 330 * mib}}}
+    diff = compare_reports(before, after, "a", "b")
+    assert diff["totals"]["process_peak_rss"]["delta"] == 30 * mib
+    assert diff["totals"]["process_peak_rss"]["ratio"] == 1.1
+    assert "peak RSS 300.0 MiB -> 330.0 MiB" in text_table(diff)
+    traces = compare_reports(report(BEFORE), report(AFTER), "a", "b")
+    assert traces["totals"]["process_peak_rss"]["before"] is None
+    assert "peak RSS" not in text_table(traces)

@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .formatting import describe_row, format_ratio, format_seconds, format_signed_seconds
+from .formatting import (
+    describe_row,
+    format_bytes,
+    format_ratio,
+    format_seconds,
+    format_signed_seconds,
+)
 from .report import COMPARE_SCHEMA
 
 FLAT_COLUMNS = (
@@ -28,6 +34,17 @@ COMPARE_SORTS = {
 TOP_ROWS_GATED = 10
 # How a row found on one side only is marked, in the text table and the compare screen.
 PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
+
+
+MISSING = "—"
+
+
+def side_seconds(row: dict, field: str, side: str) -> str:
+    """A side's figure as shown: ``—`` where the row does not exist on that side (its
+    zero counts in the delta, but no such row was measured there)."""
+    if row["presence"] == f"only_{'after' if side == 'before' else 'before'}":
+        return MISSING
+    return format_seconds(row[field][side])
 
 
 def _key(row: dict) -> tuple:
@@ -59,6 +76,8 @@ def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> lis
             if new is None and name != "device_self_seconds":
                 b = 0 if name == "calls" else 0.0
             delta, ratio = _delta(a, b)
+            if old is None or new is None:  # a row on one side: its zero has no ratio
+                ratio = None
             figures[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
         rows.append(
             {
@@ -81,6 +100,12 @@ def _total(rows: list[dict], side: str, field: str) -> float | None:
     return sum(values)
 
 
+def _peak_rss(report: dict) -> float | None:
+    """The whole-process peak RSS in bytes, None where the run has none (a trace)."""
+    rss = (report.get("totals") or {}).get("process_peak_rss")
+    return rss.get("value") if isinstance(rss, dict) else None
+
+
 def compare_reports(before: dict, after: dict, before_name: str, after_name: str) -> dict:
     rows = compare_rows(before.get("operators") or [], after.get("operators") or [])
     totals = {}
@@ -89,6 +114,9 @@ def compare_reports(before: dict, after: dict, before_name: str, after_name: str
         b = _total(rows, "after", field)
         delta, ratio = _delta(a, b)
         totals[field] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+    a, b = _peak_rss(before), _peak_rss(after)
+    delta, ratio = _delta(a, b)
+    totals["process_peak_rss"] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
     return {
         "schema": COMPARE_SCHEMA,
         "schema_version": 1,
@@ -181,6 +209,12 @@ def text_table(diff: dict, limit: int = 20) -> str:
         total = diff["totals"][field]
         if field == "cpu_self_seconds" or total["before"] is not None or total["after"] is not None:
             lines.append(_total_line(label, total))
+    rss = diff["totals"].get("process_peak_rss") or {}
+    if rss.get("before") is not None or rss.get("after") is not None:
+        lines.append(
+            f"peak RSS {format_bytes(rss['before'])} -> {format_bytes(rss['after'])}"
+            " (whole process, the kernel's high-water mark)"
+        )
     lines.append(
         f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"
     )
@@ -188,7 +222,8 @@ def text_table(diff: dict, limit: int = 20) -> str:
         figure = row["cpu_self_seconds"]
         lines.append(
             f"{format_signed_seconds(figure['delta']):>12} "
-            f"{format_seconds(figure['before']):>12} {format_seconds(figure['after']):>12} "
+            f"{side_seconds(row, 'cpu_self_seconds', 'before'):>12} "
+            f"{side_seconds(row, 'cpu_self_seconds', 'after'):>12} "
             f"{format_ratio(figure['ratio']):>8}  {PRESENCE_MARKS[row['presence']]:<5} "
             f"{describe_row(row)}"
         )

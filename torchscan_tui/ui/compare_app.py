@@ -15,7 +15,7 @@ from textual.binding import Binding
 from textual.widgets import Input, Static
 
 from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
-from ..formatting import format_seconds
+from ..formatting import format_bytes, format_seconds
 from ..rows import RowView, Sort
 from ..shares import FIELD_LABELS, chart_fields, delta_bars
 from ..text import neutralise_controls
@@ -113,6 +113,12 @@ class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             f"CPU self {format_seconds(total['before'])} → {format_seconds(total['after'])}",
             style="dim",
         )
+        rss = self.diff["totals"].get("process_peak_rss") or {}
+        if rss.get("before") is not None or rss.get("after") is not None:
+            text.append(
+                f"  peak RSS {format_bytes(rss.get('before'))} → {format_bytes(rss.get('after'))}",
+                style="dim",
+            )
         device = self.diff["totals"]["device_self_seconds"]
         if device["before"] is not None or device["after"] is not None:
             text.append(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ...compare import PRESENCE_MARKS
-from ...formatting import format_ratio, format_seconds, format_shapes, format_signed_seconds
+from ...compare import PRESENCE_MARKS, side_seconds
+from ...formatting import format_ratio, format_shapes, format_signed_seconds
 from ...text import neutralise_controls
 from .operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
 
@@ -40,8 +40,8 @@ class CompareTable(OperatorTable, inherit_bindings=False):
             "presence": PRESENCE_MARKS.get(row["presence"], ""),
             "operator": neutralise_controls(row["operator"]),
             "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
-            "before": format_seconds(cpu["before"]),
-            "after": format_seconds(cpu["after"]),
+            "before": side_seconds(row, "cpu_self_seconds", "before"),
+            "after": side_seconds(row, "cpu_self_seconds", "after"),
             "delta": format_signed_seconds(cpu["delta"]),
             "ratio": format_ratio(cpu["ratio"]),
             "device": format_signed_seconds(device["delta"]),
