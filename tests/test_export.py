@@ -143,3 +143,17 @@ def test_exports_honour_the_umask_and_never_loosen_a_mode(tmp_path):
     assert private.stat().st_mode & 0o777 == 0o600
     trace = write_text_atomically(tmp_path / "t.json", "{}", mode=0o600)
     assert trace.stat().st_mode & 0o777 == 0o600
+
+
+def test_markdown_reads_in_the_screens_units_and_csv_keeps_raw_numbers():
+    """Issue 20, 14: exports people paste. Markdown in ms and MiB as on screen; CSV raw
+    SI numbers (pandas-ready); JSON a row per line, as compact as a saved report."""
+    rows = [make_row("aten::mm", [[8, 8]], 3, 0.0125, device=None, net=3 * 2**20)]
+    line = rows_to_markdown(rows).splitlines()[2]
+    assert "12.500 ms" in line and "3.0 MiB" in line and "| — |" in line
+    parsed = next(csv.DictReader(rows_to_csv(rows).splitlines()))
+    assert parsed["cpu_self_seconds"] == "0.0125" and parsed["cpu_net_bytes"] == str(3 * 2**20)
+    from torchscan_tui.export import rows_to_json
+
+    text = rows_to_json(rows * 3)
+    assert len(text.splitlines()) == 5 and json.loads(text) == rows * 3

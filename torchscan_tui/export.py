@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .atomic import ExportError, check_destination, write_atomically, write_text_atomically
-from .formatting import format_shapes
+from .formatting import format_bytes, format_seconds, format_shapes
 from .report import finite
 
 COLUMNS = (
@@ -67,8 +67,12 @@ def rows_to_csv(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
 
 
 def rows_to_json(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
-    """JSON keeps every field of each row (``columns`` only shapes CSV and Markdown)."""
-    return json.dumps(finite(list(rows)), indent=1, allow_nan=False) + "\n"
+    """JSON keeps every field of each row (``columns`` only shapes CSV and Markdown), a
+    row per line as saved reports hold them: compact, greppable, diffable."""
+    if not rows:
+        return "[]\n"
+    lines = ",\n ".join(json.dumps(finite(row), allow_nan=False) for row in rows)
+    return f"[\n {lines}\n]\n"
 
 
 def _markdown_cell(value: object) -> str:
@@ -76,12 +80,23 @@ def _markdown_cell(value: object) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
+def _readable(row: dict, column: str) -> object:
+    """A Markdown cell in the screen's units (ms, MiB): Markdown is read, not parsed;
+    CSV and JSON keep the raw SI numbers for tools."""
+    value = row.get(column)
+    if column.endswith("_seconds"):
+        return format_seconds(value)
+    if column.endswith("_bytes"):
+        return format_bytes(value, signed=True)
+    return _cell(row, column)
+
+
 def rows_to_markdown(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         cells = []
         for column in columns:
-            value = _cell(row, column)
+            value = _readable(row, column)
             cells.append(_markdown_cell("—" if value == "" else value))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
