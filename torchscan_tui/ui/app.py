@@ -43,7 +43,7 @@ from ..shares import FIELD_LABELS, chart_fields, time_shares
 from ..sources import LiveSource, ReportSource, RunSource
 from .exporting import Exporting
 from .literal import LiteralNotices
-from .row_browsing import RowBrowsing
+from .row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
 from .widgets.charts import share_chart
 from .widgets.detail_pane import DetailPane
 from .widgets.filter_bar import FilterBar
@@ -91,27 +91,13 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
         Binding("question_mark,f1", "help", "Help", tooltip="Keys and what the numbers mean"),
-        # priority: handled as it arrives, so the keys typed after it in one burst (a
-        # paste, tmux send-keys '/gelu') reach the filter, not the app's other keys.
-        Binding(
-            "slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape", priority=True
-        ),
-        # Likewise: ctrl+u then text in one burst clears the filter before the text lands.
-        Binding("ctrl+u", "clear_filter", "Clear", show=False, priority=True),
+        *FILTER_BINDINGS,
         Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by call count"),
         Binding("m", "sort('bytes')", "Bytes", tooltip="Sort by CPU net bytes"),
         Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
-        Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
-        Binding(
-            "a",
-            "select_all",
-            "All",
-            show=False,
-            tooltip="Select all visible rows; again unselects them",
-        ),
-        Binding("A", "clear_selection", "Clear", show=False, tooltip="Unselect every row"),
+        *SELECTION_BINDINGS,
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),

@@ -21,7 +21,7 @@ from ..shares import FIELD_LABELS, chart_fields, delta_bars
 from ..text import neutralise_controls
 from .exporting import Exporting
 from .literal import LiteralNotices
-from .row_browsing import RowBrowsing
+from .row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
 from .screens.chart_screen import ChartScreen
 from .screens.help_screen import HelpScreen
 from .widgets.charts import delta_chart
@@ -53,26 +53,12 @@ class CompareApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
     BINDINGS = [
         # Help first: a narrow terminal's footer cuts its last keys off.
         Binding("question_mark,f1", "help", "Help", tooltip="Keys"),
-        # priority: handled as it arrives, so the keys typed after it in one burst (a
-        # paste, tmux send-keys '/gelu') reach the filter, not the app's other keys.
-        Binding(
-            "slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape", priority=True
-        ),
-        # Likewise: ctrl+u then text in one burst clears the filter before the text lands.
-        Binding("ctrl+u", "clear_filter", "Clear", show=False, priority=True),
+        *FILTER_BINDINGS,
         Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
         Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
-        Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
-        Binding(
-            "a",
-            "select_all",
-            "All",
-            show=False,
-            tooltip="Select all visible rows; again unselects them",
-        ),
-        Binding("A", "clear_selection", "Clear", show=False, tooltip="Unselect every row"),
+        *SELECTION_BINDINGS,
         Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
         Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
         Binding("q,f10", "quit", "Quit", tooltip="Quit"),

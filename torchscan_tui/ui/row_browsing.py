@@ -7,6 +7,7 @@ subclass), a FilterBar holding ``#filter-input``, and ``_render_status()`` and
 
 from __future__ import annotations
 
+from textual.binding import Binding
 from textual.widgets import Input
 
 from ..rows import FilterError
@@ -14,6 +15,28 @@ from .widgets.filter_bar import FilterBar
 from .widgets.operator_table import OperatorTable
 
 FILTER_INPUT = "filter-input"
+
+# The keys of the actions below, in both apps' BINDINGS (each app adds its own sorts).
+FILTER_BINDINGS = [
+    # priority: handled as it arrives, so the keys typed after it in one burst (a paste,
+    # tmux send-keys '/gelu') reach the filter, not the app's other keys.
+    Binding(
+        "slash", "focus_filter", "Filter", tooltip="Filter rows by name or shape", priority=True
+    ),
+    # Likewise: ctrl+u then text in one burst clears the filter before the text lands.
+    Binding("ctrl+u", "clear_filter", "Clear", show=False, priority=True),
+]
+SELECTION_BINDINGS = [
+    Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
+    Binding(
+        "a",
+        "select_all",
+        "All",
+        show=False,
+        tooltip="Select all visible rows; again unselects them",
+    ),
+    Binding("A", "clear_selection", "Clear", show=False, tooltip="Unselect every row"),
+]
 
 
 class RowBrowsing:
