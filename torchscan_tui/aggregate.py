@@ -239,10 +239,16 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     class_counts = Counter(nodes.classes) if rare else Counter()
     linking = bool(class_counts[DEVICE_WORK] or class_counts[RUNTIME])
     op_ids = _op_ids(nodes, columns.correlation_ids) if linking else {}
-    if class_counts[RUNTIME]:
+    # The runtime calls, once (the memory records added below are no runtime calls).
+    runtime_calls = (
+        list(compress(range(len(nodes.classes)), map(RUNTIME.__eq__, nodes.classes)))
+        if class_counts[RUNTIME]
+        else []
+    )
+    if runtime_calls:
         op_threads = {nodes.threads[index] for index in op_ids.values()}
         place_runtime_calls(
-            nodes.classes, op_ids, op_threads, nodes.links, nodes.threads, nodes.starts,
+            runtime_calls, op_ids, op_threads, nodes.links, nodes.threads, nodes.starts,
             nodes.ends,
         )  # fmt: skip
     for record in memory.unattributed():
@@ -261,7 +267,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     classes = nodes.classes
     attribution = attribute_device_work(
         work=[i for i in order if classes[i] == DEVICE_WORK] if linking else [],
-        runtime_calls=[i for i, cls in enumerate(classes) if cls == RUNTIME] if linking else [],
+        runtime_calls=runtime_calls if linking else [],
         correlation_ids=columns.correlation_ids,
         links=nodes.links,
         op_ids=op_ids,
@@ -305,10 +311,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         device_ns=sum(map(durations.__getitem__, attribution.work)),
         unattributed_ns=attribution.unattributed_ns,
         device_annotations=class_counts[DEVICE_ANNOTATION],
-        device_kind=device_kind(
-            set(columns.activities),
-            {names[i] for i in compress(range(count), map((RUNTIME).__eq__, classes))},
-        )
+        device_kind=device_kind(set(columns.activities), {names[i] for i in runtime_calls})
         if linking
         else None,
     )

@@ -54,7 +54,7 @@ class Attribution:
 
 
 def place_runtime_calls(
-    classes: list[str],
+    runtime_calls: list[int],
     op_ids: dict[int, int],
     op_threads: set[int],
     links: list[int],
@@ -68,7 +68,7 @@ def place_runtime_calls(
     share thread ids and nothing moves; live, torch's op threads are numbered apart from
     the OS thread ids of runtime calls, and ``linked_correlation_id`` bridges them.
     """
-    for index in [i for i, cls in enumerate(classes) if cls == RUNTIME]:
+    for index in runtime_calls:
         if threads[index] in op_threads:
             continue
         op = op_ids.get(links[index])

@@ -266,19 +266,14 @@ def run_headless(
         return _fail(str(exc))
     if outcome.outcome == "failed":
         return _fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
-    unavailable = [
-        note["message"]
-        for note in outcome.report["diagnostics"]
-        if note["code"] in DEVICE_UNAVAILABLE_CODES
-    ]
+    notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
+    unavailable = [notes[code] for code in sorted(DEVICE_UNAVAILABLE_CODES) if code in notes]
     if unavailable and config.device != "auto":  # asked for by name: not profiled is a failure
         return _fail(f"--device {config.device}: {unavailable[0]} (report in {json_path})", 1)
     if config.trace_path and not outcome.report.get("trace_path"):  # asked for, not written
-        notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
         why = notes.get("trace_unavailable", f"no trace was written to {config.trace_path}")
         return _fail(f"{why} (report in {json_path})", EXIT_WORKLOAD_FAILED)
     if not outcome.report["operators"]:  # an empty profile is no success (a CI must see it)
-        notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
         why = notes.get("no_rows", "the profile holds no operator")
         return _fail(
             f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
