@@ -285,6 +285,13 @@ class Session:
         self._emit(finished)
         return finished
 
+    def _launcher_silent(self, before: str, failure: str) -> RunFinished:
+        """A launcher that ended without reporting: cancelled before it set up its signal
+        handlers (a cancel at any moment ends cleanly), else a failure saying so."""
+        if self._cancelled.is_set():
+            return self._finish("cancelled", f"cancelled before {before}", False)
+        return self._finish("failed", failure, False)
+
     def run(self) -> RunFinished:
         """Run both children to the end (or to cancel). Never raises for workload failures."""
         script = self.config.script
@@ -311,9 +318,7 @@ class Session:
                 "failed", f"{script}: could not start: {exc.strerror or exc}", False
             )
         except RuntimeError as exc:  # the launcher ended without a word
-            if self._cancelled.is_set():  # a cancel that came before its handlers were set
-                return self._finish("cancelled", "cancelled before the workload started", False)
-            return self._finish("failed", f"{script}: {exc}", False)
+            return self._launcher_silent("the workload started", f"{script}: {exc}")
         measured_event = rss_event(result)
         self.report["totals"]["process_peak_rss"] = result.rss
         self.report["run"]["rss_status"] = measured_event.status
@@ -366,9 +371,9 @@ class Session:
         try:
             result = worker.wait()
         except RuntimeError as exc:  # the launcher ended without a word
-            if self._cancelled.is_set():
-                return self._finish("cancelled", "cancelled before profiling started", False)
-            return self._finish("failed", f"{script}: the profile worker: {exc}", False)
+            return self._launcher_silent(
+                "profiling started", f"{script}: the profile worker: {exc}"
+            )
         self.report["run"]["profile_status"] = result.status.to_dict()
         self.report["run"]["profile_leftovers"] = result.leftover_processes
         ended = (

@@ -68,12 +68,13 @@ def nanoseconds(microseconds: list) -> list[int]:
     """Trace times (microseconds) as exact integer nanoseconds.
 
     ``ts * 1000.0`` in floats is off by up to ~128 ns at today's epoch values (past
-    2**53), enough to make touching events overlap. Integers are multiplied as integers;
-    a float is split into its whole microseconds (exact) and its fraction (exact as the
-    float holds it, and within half a nanosecond of the written decimals below
-    ``trace_decode.EXACT_FLOAT_LIMIT_US``, past which the decoder reads Decimals from the
-    text instead); Decimals are exact.
-    Only C calls per value on the common paths.
+    2**53), enough to make touching events overlap. Integers are multiplied as integers,
+    Decimals (read from the text, see ``trace_decode.EXACT_FLOAT_LIMIT_US``) likewise.
+    Floats: below :data:`FAST_EXACT_LIMIT_US` the product rounds to the exact nanosecond;
+    above it each time's offset from the earliest (exact in floats while all lie within a
+    factor 2) is scaled instead; else whole microseconds and fraction are split. Each path
+    is exact to the nanosecond for times written to three decimals, and takes only C
+    calls per value.
     """
     kinds = set(map(type, microseconds))
     if kinds <= {int}:
