@@ -63,16 +63,19 @@ _SPECIAL_KINDS = (
 )
 
 
+def special_file_kind(mode: int) -> str | None:
+    """``a FIFO``, ``a character device``, ... for a file mode of that kind, else None.
+    Writes (here) and reads (``jsonio``) both refuse such files, naming the kind."""
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), None)
+
+
 def _special_kind(destination: Path) -> str | None:
     """What ``destination`` (or the file a link there points to) is, if not a regular file."""
     try:
         mode = os.stat(destination).st_mode
     except FileNotFoundError:  # nothing there, or a link to nothing: a file may be made
         return None
-    for test, kind in _SPECIAL_KINDS:
-        if test(mode):
-            return kind
-    return None
+    return special_file_kind(mode)
 
 
 _UMASK_LOCK = threading.Lock()

@@ -13,6 +13,7 @@ import stat
 import zlib
 from collections.abc import Callable
 
+from .atomic import special_file_kind
 from .gcpause import gc_paused
 
 try:
@@ -59,10 +60,6 @@ def inflate_limit(compressed: int) -> int:
         return max(INFLATE_RATIO_LIMIT * compressed, MIN_INFLATE_LIMIT)
 
 
-_SPECIAL = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-            (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))  # fmt: skip
-
-
 def _open_regular(path: str):
     """``path`` opened for reading if it is a regular file (a FIFO is opened without
     blocking, to be refused); else NotARegularFile saying what it is."""
@@ -72,7 +69,7 @@ def _open_regular(path: str):
         os.close(descriptor)
         if stat.S_ISDIR(mode):
             raise IsADirectoryError(path)
-        kind = next((name for test, name in _SPECIAL if test(mode)), "not a regular file")
+        kind = special_file_kind(mode) or "not a regular file"
         raise NotARegularFile(f"it is {kind}, not a regular file")
     os.set_blocking(descriptor, True)
     return os.fdopen(descriptor, "rb")
