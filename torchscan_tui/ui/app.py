@@ -585,9 +585,15 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         return True
 
     # Key methods run only when no binding took the key: t, r and l when they do not apply
-    # (hidden from the footer) say why instead of doing nothing.
+    # (hidden from the footer) say why instead of doing nothing. Over a screen that has
+    # the operator table's keys off (the kernel view), they say nothing.
+
+    def _speaks(self) -> bool:
+        return not getattr(self.screen, "covers_operators", False)
 
     def key_t(self) -> None:
+        if not self._speaks():
+            return
         if self.state.trace_path:
             why = f"its trace ({self.state.trace_path}) is gone: it was kept in a temporary folder"
         else:
@@ -595,7 +601,7 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         self.notify(f"No trace to export: {why}.", title="t", severity="warning")
 
     def key_r(self) -> None:
-        if not self.source.rerunnable:
+        if self._speaks() and not self.source.rerunnable:
             self.notify(
                 "A reopened file has no workload to run again: run the script itself for a "
                 "new profile.",
@@ -604,7 +610,8 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
             )
 
     def key_l(self) -> None:
-        self.notify("A reopened file has no workload output to show.", title="l")
+        if self._speaks() and not self.source.rerunnable:
+            self.notify("A reopened file has no workload output to show.", title="l")
 
     def _log_shown(self) -> bool:
         try:
