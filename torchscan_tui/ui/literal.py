@@ -21,8 +21,11 @@ from ..text import neutralise_controls
 NO_CONTROLS = "[^\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]*"
 
 
-def literal(text: object, style: str = "") -> Text:
-    """``text`` as a renderable shown exactly as written, controls made visible."""
+def literal(text: object, style: str = "", *, one_line: bool = False) -> Text:
+    """``text`` as a renderable shown exactly as written, controls made visible;
+    ``one_line``: cut with an ellipsis rather than wrapped (a table cell)."""
+    if one_line:
+        return Text(neutralise_controls(str(text)), style=style, no_wrap=True, overflow="ellipsis")
     return Text(neutralise_controls(str(text)), style=style)
 
 

@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Footer, Input, Static
 from ...formatting import format_count, format_seconds
 from ...kernel_view import filter_kernels, sort_kernels
 from ...text import neutralise_controls
-from ..literal import NO_CONTROLS
+from ..literal import NO_CONTROLS, literal
 
 # (title, width): long C++ kernel names are cut; the detail is in the export.
 COLUMNS = (
@@ -33,8 +33,8 @@ ExportRows = Callable[[list[dict]], None]
 
 
 def _literal(value: object, style: str = "") -> Text:
-    """Outside text as a cell: never markup, controls made visible."""
-    return Text(neutralise_controls(str(value)), style=style, no_wrap=True, overflow="ellipsis")
+    """Outside text as a cell: never markup, controls made visible, cut to one line."""
+    return literal(value, style, one_line=True)
 
 
 def _what(row: dict) -> str:
