@@ -15,9 +15,9 @@ import torch
 from torch.autograd.profiler import profile as autograd_profile
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from torchscan_tui.aggregate import aggregate_events
-from torchscan_tui.gcpause import gc_paused
-from torchscan_tui.profiling import extract_raw_events
+from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.common.gcpause import gc_paused
+from torchscan_tui.worker.profiling import extract_raw_events
 
 from ._timing import benchmark_args, interleaved, report
 

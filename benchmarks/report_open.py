@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
 from ._terminal import Terminal
 from ._timing import benchmark_args, byte_compile_package, report

@@ -24,9 +24,9 @@ import statistics
 import time
 from collections.abc import Callable
 
-from torchscan_tui import protocol
-from torchscan_tui.protocol import ChannelWriter, read_messages
-from torchscan_tui.worker import send_report
+from torchscan_tui.run import protocol
+from torchscan_tui.run.protocol import ChannelWriter, read_messages
+from torchscan_tui.worker.main import send_report
 
 from ._timing import benchmark_args, minor_faults, print_fault_share, report
 from .table import synthetic_rows

@@ -18,10 +18,10 @@ import time
 from textual.app import App
 from textual.widgets import DataTable, Input
 
-from torchscan_tui.formatting import format_shapes
-from torchscan_tui.rows import parse_filter
-from torchscan_tui.session import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
-from torchscan_tui.sources import ReplaySource
+from torchscan_tui.analysis.rows import parse_filter
+from torchscan_tui.common.formatting import format_shapes
+from torchscan_tui.run.session import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
+from torchscan_tui.run.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 
 from ._frames import FrameClock, note_calls

@@ -16,7 +16,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from torchscan_tui.opening import open_profile
+from torchscan_tui.formats.opening import open_profile
 
 from ._timing import benchmark_args, interleaved, minor_faults, print_fault_share, report
 from .aggregation import make_profile

@@ -30,7 +30,7 @@ def samples() -> Path:
 def assert_refused_in_one_line(open_file, path: Path, message: str) -> None:
     """``open_file(path)`` refuses the file with a ReportError matching ``message``: one
     line, naming the file (what a user sees instead of a traceback)."""
-    from torchscan_tui.report import ReportError
+    from torchscan_tui.formats.report import ReportError
 
     with pytest.raises(ReportError, match=message) as caught:
         open_file(path)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from torchscan_tui.session import (
+from torchscan_tui.run.session import (
     OutputLine,
     PhaseChanged,
     ProfileMeta,
@@ -12,7 +12,7 @@ from torchscan_tui.session import (
     RssMeasured,
     RunFinished,
 )
-from torchscan_tui.sources import ReplaySource
+from torchscan_tui.run.sources import ReplaySource
 
 MiB = 2**20
 

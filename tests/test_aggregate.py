@@ -13,9 +13,9 @@ import types
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from torchscan_tui.aggregate import aggregate_events
-from torchscan_tui.events import RawEvent
-from torchscan_tui.profiling import extract_raw_events
+from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.profiler_events import RawEvent
+from torchscan_tui.worker.profiling import extract_raw_events
 
 
 def _profile(fn):

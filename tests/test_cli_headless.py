@@ -9,7 +9,7 @@ import sys
 import pytest
 from conftest import SAMPLES
 
-from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
 
 def headless(*argv, cwd=None):

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from replay import make_row
 
-from torchscan_tui.compare import compare_reports, regressions, text_table
-from torchscan_tui.report import SCHEMA_NAME, save_report
+from torchscan_tui.analysis.compare import compare_reports, regressions, text_table
+from torchscan_tui.formats.report import SCHEMA_NAME, save_report
 
 
 def report(rows):

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from torchscan_tui.aggregate import aggregate_events
-from torchscan_tui.attribution import NO_LAUNCH, OUTSIDE_OPS
-from torchscan_tui.events import RawEvent
-from torchscan_tui.opening import open_profile
-from torchscan_tui.trace_import import nanoseconds
+from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.attribution import NO_LAUNCH, OUTSIDE_OPS
+from torchscan_tui.analysis.profiler_events import RawEvent
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.trace.reader import nanoseconds
 
 DATA = Path(__file__).parent / "data"
 ALL_TRACES = [

@@ -10,9 +10,9 @@ import os
 import pytest
 from replay import make_row, sample_rows
 
-from torchscan_tui import atomic
-from torchscan_tui.atomic import DestinationExists, ExportError
-from torchscan_tui.export import copy_trace, export_rows, rows_to_csv, rows_to_markdown
+from torchscan_tui.formats import atomic
+from torchscan_tui.formats.atomic import DestinationExists, ExportError
+from torchscan_tui.formats.export import copy_trace, export_rows, rows_to_csv, rows_to_markdown
 
 
 def test_csv_neutralises_formula_cells(tmp_path):
@@ -106,7 +106,7 @@ def test_exports_never_replace_a_device_fifo_or_socket(tmp_path):
     import socket
     import stat
 
-    from torchscan_tui.atomic import ExportError, write_text_atomically
+    from torchscan_tui.formats.atomic import ExportError, write_text_atomically
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
@@ -128,7 +128,7 @@ def test_exports_never_replace_a_device_fifo_or_socket(tmp_path):
 
 def test_exports_honour_the_umask_and_never_loosen_a_mode(tmp_path):
     """Issue 16, point 6: ``umask 077`` gave 0644, ``--force`` over a 0600 file 0644."""
-    from torchscan_tui.atomic import write_text_atomically
+    from torchscan_tui.formats.atomic import write_text_atomically
 
     old = os.umask(0o077)
     try:
@@ -153,7 +153,7 @@ def test_markdown_reads_in_the_screens_units_and_csv_keeps_raw_numbers():
     assert "12.500 ms" in line and "3.0 MiB" in line and "| — |" in line
     parsed = next(csv.DictReader(rows_to_csv(rows).splitlines()))
     assert parsed["cpu_self_seconds"] == "0.0125" and parsed["cpu_net_bytes"] == str(3 * 2**20)
-    from torchscan_tui.export import rows_to_json
+    from torchscan_tui.formats.export import rows_to_json
 
     text = rows_to_json(rows * 3)
     assert len(text.splitlines()) == 5 and json.loads(text) == rows * 3

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from torchscan_tui.session import RunConfig, Session
+from torchscan_tui.run.session import RunConfig, Session
 
 # Its trace (~200 KiB) is far more than the room left on the disk.
 WORKLOAD = (

@@ -9,8 +9,8 @@ import threading
 import pytest
 from replay import make_row
 
-from torchscan_tui.gcpause import GcBurst
-from torchscan_tui.protocol import encode, read_messages
+from torchscan_tui.common.gcpause import GcBurst
+from torchscan_tui.run.protocol import encode, read_messages
 
 
 @pytest.fixture(autouse=True)

@@ -15,9 +15,9 @@ import pytest
 from proc_helpers import gone_within, wait_for_file
 from replay import make_row
 
-from torchscan_tui.oom import likely_oom, oom_kill_count
-from torchscan_tui.process import ExitStatus
-from torchscan_tui.protocol import encode, read_messages
+from torchscan_tui.run.oom import likely_oom, oom_kill_count
+from torchscan_tui.run.process import ExitStatus
+from torchscan_tui.run.protocol import encode, read_messages
 
 
 def headless(*argv, cwd=None, timeout=300):
@@ -237,7 +237,7 @@ def test_forged_channel_messages_fail_the_run_and_keep_its_rows(workloads, tmp_p
 
 
 def test_the_channel_checks_each_message_type():
-    from torchscan_tui.protocol import check_message
+    from torchscan_tui.run.protocol import check_message
 
     row = {"operator": "a", "input_shapes": [], "calls": 1, "cpu_self_seconds": 0.0,
            "device_self_seconds": None, "cpu_net_bytes": 0}  # fmt: skip

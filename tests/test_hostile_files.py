@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import assert_refused_in_one_line
 
-from torchscan_tui import cli as cli_module
-from torchscan_tui.opening import open_profile
-from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION
+from torchscan_tui.cli import command as cli_module
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION
 
 ROW = {
     "operator": "aten::mm",

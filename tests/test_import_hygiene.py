@@ -1,4 +1,9 @@
-"""The engine runs without textual or rich, and the UI process never imports torch."""
+"""The engine runs without textual or rich, and the UI process never imports torch.
+
+Every module of every package is found by walking the package (not listed, and not only
+the top level), so a module added or moved anywhere is checked from its first day; the
+static contracts of ``pyproject.toml`` are run by tests/test_import_contracts.py.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +15,35 @@ import pytest
 
 import torchscan_tui
 
-# Every module of the package but the UI and the torch side (and __main__, which runs
-# the command): found, not listed, so a new engine module is checked from its first day.
-TORCH_SIDE = {"torchscan_tui.worker", "torchscan_tui.profiling"}
-ENGINE_MODULES = ["torchscan_tui"] + sorted(
+ALL_MODULES = sorted(
     info.name
-    for info in pkgutil.iter_modules(torchscan_tui.__path__, "torchscan_tui.")
-    if not info.ispkg and info.name not in TORCH_SIDE | {"torchscan_tui.__main__"}
+    for info in pkgutil.walk_packages(torchscan_tui.__path__, "torchscan_tui.")
+    if not info.name.endswith("__main__")  # importing those runs the command
 )
+ENGINE_LAYERS = ("common", "analysis", "formats", "run")
+
+
+def modules_in(*packages: str) -> list[str]:
+    prefixes = tuple(f"torchscan_tui.{package}" for package in packages)
+    return [
+        name
+        for name in ALL_MODULES
+        if name in prefixes or name.startswith(tuple(p + "." for p in prefixes))
+    ]
+
+
+ENGINE_MODULES = ["torchscan_tui", *modules_in(*ENGINE_LAYERS)]
+WORKER_MODULES = modules_in("worker")
+UI_SIDE_MODULES = modules_in("ui", "cli")
+
+
+def test_the_walk_finds_every_layer_and_nested_package():
+    """A walk that silently found nothing (after a move, say) would check nothing."""
+    for package in (*ENGINE_LAYERS, "worker", "ui", "cli"):
+        assert len(modules_in(package)) >= 2, package
+    assert "torchscan_tui.formats.trace.decode" in ALL_MODULES
+    assert "torchscan_tui.ui.widgets.operator_table" in ALL_MODULES
+    assert set(ALL_MODULES) == set(ENGINE_MODULES[1:] + WORKER_MODULES + UI_SIDE_MODULES)
 
 
 def loaded_after_import(module: str) -> set[str]:
@@ -34,10 +60,15 @@ def test_engine_module_imports_neither_textual_rich_nor_torch(module):
     assert not {"textual", "rich", "torch"} & loaded
 
 
-@pytest.mark.parametrize("module", sorted(TORCH_SIDE))
-def test_torch_side_imports_no_ui(module):
+@pytest.mark.parametrize("module", WORKER_MODULES)
+def test_worker_module_imports_no_ui(module):
     loaded = loaded_after_import(module)
     assert not {"textual", "rich"} & loaded
+
+
+@pytest.mark.parametrize("module", UI_SIDE_MODULES)
+def test_ui_and_cli_modules_never_import_torch(module):
+    assert "torch" not in loaded_after_import(module)
 
 
 def test_the_ui_process_never_imports_torch(tmp_path):
@@ -46,7 +77,7 @@ def test_the_ui_process_never_imports_torch(tmp_path):
     script.write_text("import torch\ndef workload():\n    torch.ones(2, 2).sum()\n")
     code = f"""
 import asyncio, sys
-from torchscan_tui.session import RunConfig
+from torchscan_tui.run.session import RunConfig
 from torchscan_tui.ui.app import create_app
 
 async def main():

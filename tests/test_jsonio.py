@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from torchscan_tui import jsonio
+from torchscan_tui.formats import jsonio
 
 DOCUMENTS = [
     b'{"traceEvents": [{"name": "aten::mm", "ts": 1.5}], "x": null}',

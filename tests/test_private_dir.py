@@ -8,11 +8,11 @@ import subprocess
 import sys
 import time
 
-from torchscan_tui.private_dir import LOCK_NAME, NEWBORN_SECONDS, PrivateDir, remove_orphans
+from torchscan_tui.run.private_dir import LOCK_NAME, NEWBORN_SECONDS, PrivateDir, remove_orphans
 
 OWNER = """
 import sys, time
-from torchscan_tui.private_dir import PrivateDir
+from torchscan_tui.run.private_dir import PrivateDir
 print(PrivateDir(sys.argv[1]).path, flush=True)
 time.sleep(60)
 """

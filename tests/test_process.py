@@ -10,7 +10,7 @@ import time
 import pytest
 from proc_helpers import alive
 
-from torchscan_tui.process import CommandFailed, MeasuredCommand, measure_peak_rss
+from torchscan_tui.run.process import CommandFailed, MeasuredCommand, measure_peak_rss
 
 MiB = 1024 * 1024
 

@@ -8,8 +8,10 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity
 
-from torchscan_tui import diagnostics, profile_workload, profiling
-from torchscan_tui.profiling import WorkloadError
+from torchscan_tui import profile_workload
+from torchscan_tui.analysis import diagnostics
+from torchscan_tui.worker import profiling
+from torchscan_tui.worker.profiling import WorkloadError
 
 inputs = torch.ones(32, 64)
 weights = torch.ones(64, 64)

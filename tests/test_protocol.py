@@ -10,8 +10,8 @@ import threading
 import pytest
 from replay import make_row
 
-from torchscan_tui import protocol
-from torchscan_tui.protocol import encode, read_messages
+from torchscan_tui.run import protocol
+from torchscan_tui.run.protocol import encode, read_messages
 
 
 def _messages(count: int, seed: int) -> list[dict]:

@@ -8,10 +8,10 @@ import math
 import pytest
 from conftest import assert_refused_in_one_line
 
-from torchscan_tui.atomic import DestinationExists, ExportError
-from torchscan_tui.compare import compare_reports
-from torchscan_tui.opening import open_profile_paged
-from torchscan_tui.report import (
+from torchscan_tui.analysis.compare import compare_reports
+from torchscan_tui.formats.atomic import DestinationExists, ExportError
+from torchscan_tui.formats.opening import open_profile_paged
+from torchscan_tui.formats.report import (
     SCHEMA_NAME,
     SCHEMA_VERSION,
     ReportError,

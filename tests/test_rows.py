@@ -9,7 +9,7 @@ import re
 import pytest
 from replay import make_row, sample_rows
 
-from torchscan_tui.rows import FilterError, RowView, Sort, parse_filter, sorted_indices
+from torchscan_tui.analysis.rows import FilterError, RowView, Sort, parse_filter, sorted_indices
 
 
 def names(view: RowView) -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from torchscan_tui.run_state import RunState
-from torchscan_tui.session import OutputLine, PhaseChanged
+from torchscan_tui.run.session import OutputLine, PhaseChanged
+from torchscan_tui.ui.run_state import RunState
 
 
 def test_each_run_marker_is_logged_once_per_run():

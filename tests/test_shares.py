@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from replay import make_row
 
-from torchscan_tui.compare import compare_rows
-from torchscan_tui.shares import delta_bars, time_shares
+from torchscan_tui.analysis.compare import compare_rows
+from torchscan_tui.analysis.shares import delta_bars, time_shares
 
 
 def test_shares_sum_an_operators_shapes_and_keep_the_rest_in_one_bar():

@@ -15,11 +15,12 @@ import torch
 from conftest import assert_refused_in_one_line
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from torchscan_tui import jsonio, trace_decode
-from torchscan_tui.opening import open_profile
-from torchscan_tui.progress_line import ProgressLine
-from torchscan_tui.report import ReportError, save_report
-from torchscan_tui.trace_decode import DecodedTrace, decode_trace
+from torchscan_tui.cli.progress_line import ProgressLine
+from torchscan_tui.formats import jsonio
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.report import ReportError, save_report
+from torchscan_tui.formats.trace import decode as trace_decode
+from torchscan_tui.formats.trace.decode import DecodedTrace, decode_trace
 
 DATA = Path(__file__).parent / "data"
 

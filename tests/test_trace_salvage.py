@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_refused_in_one_line
 
-from torchscan_tui.opening import open_profile
+from torchscan_tui.formats.opening import open_profile
 
 TRACE = Path(__file__).parent / "data" / "cpu_trace.json"
 

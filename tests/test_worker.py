@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from torchscan_tui import protocol
-from torchscan_tui.protocol import read_messages
+from torchscan_tui.run import protocol
+from torchscan_tui.run.protocol import read_messages
 
 
 def run_worker(script, *extra, args=()):

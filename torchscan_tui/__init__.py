@@ -3,8 +3,8 @@
 The public API is imported lazily so that ``import torchscan_tui`` alone never imports
 torch (the UI process relies on that):
 
-* :func:`measure_peak_rss` (``torchscan_tui.process``): the kernel's peak RSS of a command.
-* :func:`profile_workload` (``torchscan_tui.profiling``): one profiled call, ranked rows.
+* :func:`measure_peak_rss` (``torchscan_tui.run.process``): the kernel's peak RSS of a command.
+* :func:`profile_workload` (``torchscan_tui.worker.profiling``): one profiled call, ranked rows.
 """
 
 from __future__ import annotations
@@ -15,17 +15,17 @@ __version__ = "0.1.0"
 __all__ = ["measure_peak_rss", "profile_workload", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .process import measure_peak_rss
-    from .profiling import profile_workload
+    from torchscan_tui.run.process import measure_peak_rss
+    from torchscan_tui.worker.profiling import profile_workload
 
 
 def __getattr__(name: str) -> Any:
     if name == "measure_peak_rss":
-        from .process import measure_peak_rss
+        from torchscan_tui.run.process import measure_peak_rss
 
         return measure_peak_rss
     if name == "profile_workload":
-        from .profiling import profile_workload
+        from torchscan_tui.worker.profiling import profile_workload
 
         return profile_workload
     raise AttributeError(f"module 'torchscan_tui' has no attribute {name!r}")

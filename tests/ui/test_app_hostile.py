@@ -8,8 +8,8 @@ from conftest import WORKLOADS  # noqa: I001 - tests/ is on sys.path
 from proc_helpers import alive
 from replay import recorded_events, replay_source
 
-from torchscan_tui.session import OutputLine, RowsReceived, RunConfig
-from torchscan_tui.sources import ReplaySource
+from torchscan_tui.run.session import OutputLine, RowsReceived, RunConfig
+from torchscan_tui.run.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.log_pane import LogPane
 
@@ -117,8 +117,8 @@ async def test_the_app_says_when_it_ended_processes_the_workload_left(wait):
     worker reaped two leftovers)."""
     from replay import recorded_events
 
-    from torchscan_tui.session import RunFinished
-    from torchscan_tui.sources import ReplaySource
+    from torchscan_tui.run.session import RunFinished
+    from torchscan_tui.run.sources import ReplaySource
 
     events = recorded_events()
     finished = events[-1]

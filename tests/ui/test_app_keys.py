@@ -10,8 +10,8 @@ from replay import make_row, recorded_events, replay_source, sample_rows
 from textual import events
 from textual.widgets import Input
 
-from torchscan_tui.session import ProfileMeta, RowsReceived
-from torchscan_tui.sources import ReplaySource
+from torchscan_tui.run.session import ProfileMeta, RowsReceived
+from torchscan_tui.run.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
 from torchscan_tui.ui.screens.help_screen import HelpScreen
@@ -588,7 +588,7 @@ async def test_the_header_shows_the_total_cpu_self_time(wait):
     async with app.run_test(size=(140, 30)) as pilot:
         await wait(pilot)
         total = app.state.context["cpu_self_seconds_sum"]
-        from torchscan_tui.formatting import format_seconds
+        from torchscan_tui.common.formatting import format_seconds
 
         assert f"Σ CPU self {format_seconds(total)}" in str(app.query_one("#run-header").render())
 

@@ -12,9 +12,9 @@ from replay import make_row, recorded_events
 from textual.events import Paste
 from textual.widgets import Input
 
-from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION
-from torchscan_tui.session import RunFinished
-from torchscan_tui.sources import ReplaySource
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION
+from torchscan_tui.run.session import RunFinished
+from torchscan_tui.run.sources import ReplaySource
 from torchscan_tui.ui.app import create_app
 
 OSC_TITLE = "\x1b]2;pwned\x1b\\"
@@ -144,7 +144,7 @@ async def test_the_picker_names_files_literally(tmp_path):
 
 
 async def test_the_compare_screen_shows_outside_text_literally(tmp_path):
-    from torchscan_tui.compare import compare_reports
+    from torchscan_tui.analysis.compare import compare_reports
     from torchscan_tui.ui.compare_app import CompareApp
 
     before = {"operators": [make_row(text, [[1]], 1, 0.002) for text in HOSTILE]}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from replay import make_row, replay_source
 from textual.widgets import Static
 
-from torchscan_tui.compare import compare_reports
+from torchscan_tui.analysis.compare import compare_reports
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.compare_app import CompareApp
 from torchscan_tui.ui.screens.chart_screen import ChartScreen

@@ -7,7 +7,7 @@ import csv
 from replay import make_row
 from textual.widgets import Input
 
-from torchscan_tui.compare import compare_reports
+from torchscan_tui.analysis.compare import compare_reports
 from torchscan_tui.ui.compare_app import CompareApp
 from torchscan_tui.ui.widgets.compare_table import CompareTable
 
@@ -77,7 +77,7 @@ async def test_the_compare_header_shows_device_totals_when_a_side_has_them():
     """Issue 15: compare of GPU traces compares device time (its header said CPU only)."""
     from pathlib import Path
 
-    from torchscan_tui.opening import open_profile
+    from torchscan_tui.formats.opening import open_profile
 
     data = Path(__file__).parent.parent / "data"
     before, _ = open_profile(data / "alexnet_cuda.json.gz")

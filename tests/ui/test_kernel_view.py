@@ -8,8 +8,8 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable, Input
 
-from torchscan_tui.kernel_view import filter_kernels, sort_kernels
-from torchscan_tui.opening import open_profile
+from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
+from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.kernel_screen import KernelScreen
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from replay import make_row, replay_source
 from textual.widgets import Button, Input
 
-from torchscan_tui.opening import open_profile, open_profile_paged
-from torchscan_tui.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
-from torchscan_tui.sources import ReportSource
+from torchscan_tui.formats.opening import open_profile, open_profile_paged
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.run.sources import ReportSource
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.operator_table import OperatorTable
 

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from torchscan_tui.opening import traces_in
+from torchscan_tui.formats.opening import traces_in
 from torchscan_tui.ui.trace_picker import TracePicker
 
 DATA = Path(__file__).parent.parent / "data"

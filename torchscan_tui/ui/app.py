@@ -1,6 +1,6 @@
 """The torchscan-tui app: run a workload, watch it, browse its operators from the keyboard.
 
-The app is handed a :class:`~torchscan_tui.sources.RunSource` and knows nothing of how
+The app is handed a :class:`~torchscan_tui.run.sources.RunSource` and knows nothing of how
 events are made. The source runs in one thread worker and appends events to an inbox; a
 timer drains the inbox 20 times a second and applies each batch in one
 ``batch_update()``, so a flood of rows or output never re-renders per item.
@@ -28,35 +28,35 @@ from textual.screen import Screen
 from textual.widgets import Input
 from textual.worker import Worker, WorkerState
 
-from ..device_summary import device_line
-from ..diagnostics import DEVICE_UNAVAILABLE_CODES
-from ..export import TRACE_PRIVACY_NOTE, copy_trace
-from ..formatting import format_seconds
-from ..gcpause import GcBurst, freeze_long_lived
-from ..kernel_view import KERNEL_COLUMNS
-from ..memory import return_free_memory
-from ..report import PendingRows, save_report
-from ..rows import RowView, has_device_time
-from ..run_state import RunState
-from ..session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
-from ..shares import FIELD_LABELS, chart_fields, time_shares
-from ..sources import LiveSource, ReportSource, RunSource
-from .exporting import Exporting
-from .literal import LiteralNotices
-from .row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
-from .widgets.charts import share_chart
-from .widgets.detail_pane import DetailPane
-from .widgets.filter_bar import FilterBar
-from .widgets.key_footer import KeyFooter
-from .widgets.log_pane import LogPane
-from .widgets.operator_table import OperatorTable
-from .widgets.rss_panel import RssPanel
-from .widgets.run_header import RunHeader
-from .widgets.status_bar import StatusBar
+from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.analysis.kernel_view import KERNEL_COLUMNS
+from torchscan_tui.analysis.rows import RowView, has_device_time
+from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
+from torchscan_tui.common.formatting import format_seconds
+from torchscan_tui.common.gcpause import GcBurst, freeze_long_lived
+from torchscan_tui.common.memory import return_free_memory
+from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
+from torchscan_tui.formats.report import PendingRows, save_report
+from torchscan_tui.run.session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
+from torchscan_tui.run.sources import LiveSource, ReportSource, RunSource
+from torchscan_tui.ui.exporting import Exporting
+from torchscan_tui.ui.literal import LiteralNotices
+from torchscan_tui.ui.row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
+from torchscan_tui.ui.run_state import RunState
+from torchscan_tui.ui.widgets.charts import share_chart
+from torchscan_tui.ui.widgets.detail_pane import DetailPane
+from torchscan_tui.ui.widgets.filter_bar import FilterBar
+from torchscan_tui.ui.widgets.key_footer import KeyFooter
+from torchscan_tui.ui.widgets.log_pane import LogPane
+from torchscan_tui.ui.widgets.operator_table import OperatorTable
+from torchscan_tui.ui.widgets.rss_panel import RssPanel
+from torchscan_tui.ui.widgets.run_header import RunHeader
+from torchscan_tui.ui.widgets.status_bar import StatusBar
 
 # The screens (help, chart, export dialog) load when first opened: ~16 ms of start-up.
 if TYPE_CHECKING:
-    from .screens.export_dialog import ExportRequest
+    from torchscan_tui.ui.screens.export_dialog import ExportRequest
 
 DRAIN_INTERVAL = 0.05
 MAX_EVENTS_PER_TICK = 5000
@@ -439,7 +439,7 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         pane.display = not pane.display
 
     def action_help(self) -> None:
-        from .screens.help_screen import HelpScreen
+        from torchscan_tui.ui.screens.help_screen import HelpScreen
 
         self.push_screen(HelpScreen())
 
@@ -455,13 +455,13 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         scope = f"{len(rows):,} rows" + (
             f", filter {self.view.filter.text!r}" if self.view.filter.text else ""
         )
-        from .screens.chart_screen import ChartScreen
+        from torchscan_tui.ui.screens.chart_screen import ChartScreen
 
         self.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
 
     def action_kernels(self) -> None:
         """The kernel view: device work by kernel name and the op that launched it."""
-        from .screens.kernel_screen import KernelScreen
+        from torchscan_tui.ui.screens.kernel_screen import KernelScreen
 
         summary = device_line(self.state.context) or ""
         self.push_screen(KernelScreen(self.state.kernels, summary, self._export_kernels))

@@ -14,21 +14,21 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.widgets import Input, Static
 
-from ..compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
-from ..formatting import format_bytes, format_seconds
-from ..rows import RowView, Sort
-from ..shares import FIELD_LABELS, chart_fields, delta_bars
-from ..text import neutralise_controls
-from .exporting import Exporting
-from .literal import LiteralNotices
-from .row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
-from .screens.chart_screen import ChartScreen
-from .screens.help_screen import HelpScreen
-from .widgets.charts import delta_chart
-from .widgets.compare_table import CompareTable
-from .widgets.filter_bar import FilterBar
-from .widgets.key_footer import KeyFooter
-from .widgets.status_bar import StatusBar
+from torchscan_tui.analysis.compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
+from torchscan_tui.analysis.rows import RowView, Sort
+from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
+from torchscan_tui.common.formatting import format_bytes, format_seconds
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.exporting import Exporting
+from torchscan_tui.ui.literal import LiteralNotices
+from torchscan_tui.ui.row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
+from torchscan_tui.ui.screens.chart_screen import ChartScreen
+from torchscan_tui.ui.screens.help_screen import HelpScreen
+from torchscan_tui.ui.widgets.charts import delta_chart
+from torchscan_tui.ui.widgets.compare_table import CompareTable
+from torchscan_tui.ui.widgets.filter_bar import FilterBar
+from torchscan_tui.ui.widgets.key_footer import KeyFooter
+from torchscan_tui.ui.widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     pass

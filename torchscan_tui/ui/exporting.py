@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 
 from textual import work
 
-from ..atomic import ExportError
-from ..export import COLUMNS, export_rows, format_for
+from torchscan_tui.formats.atomic import ExportError
+from torchscan_tui.formats.export import COLUMNS, export_rows, format_for
 
 if TYPE_CHECKING:
-    from .screens.export_dialog import ExportRequest
+    from torchscan_tui.ui.screens.export_dialog import ExportRequest
 
 Write = Callable[..., object]
 """``write(path, overwrite=...)``: writes the export atomically and returns the path."""
@@ -34,7 +34,7 @@ class Exporting:
         verb: str = "Export",
     ) -> None:
         """The export dialog; ``then`` gets the request, or None when it was cancelled."""
-        from .screens.export_dialog import ExportDialog
+        from torchscan_tui.ui.screens.export_dialog import ExportDialog
 
         self.push_screen(ExportDialog(title, name, notes, validate=validate, verb=verb), then)
 

@@ -4,7 +4,7 @@ Operator names, shapes, messages, paths and file contents come from workloads, f
 users. Textual parses a ``str`` given to ``Static``, ``Label``, ``Option`` or ``notify`` as
 markup: ``[/opt/data] not found`` raises ``MarkupError`` and ``Optional[Tensor]`` loses its
 bracket. Every such string goes through :func:`literal` (a Rich ``Text``, so no markup) after
-:func:`~torchscan_tui.text.neutralise_controls` (ESC, C1, bidi overrides made visible), and
+:func:`~torchscan_tui.common.text.neutralise_controls` (ESC, C1, bidi overrides made visible), and
 every notice through :class:`LiteralNotices`.
 """
 
@@ -14,7 +14,7 @@ from rich.text import Text
 from textual.app import App
 from textual.notifications import SeverityLevel
 
-from ..text import neutralise_controls
+from torchscan_tui.common.text import neutralise_controls
 
 # For every Input of ours (``restrict=``): text typed or pasted may hold no control or
 # bidi character, which the Input would otherwise draw raw. A paste holding one is refused.

@@ -10,9 +10,9 @@ from __future__ import annotations
 from textual.binding import Binding
 from textual.widgets import Input
 
-from ..rows import FilterError
-from .widgets.filter_bar import FilterBar
-from .widgets.operator_table import OperatorTable
+from torchscan_tui.analysis.rows import FilterError
+from torchscan_tui.ui.widgets.filter_bar import FilterBar
+from torchscan_tui.ui.widgets.operator_table import OperatorTable
 
 FILTER_INPUT = "filter-input"
 

@@ -10,8 +10,8 @@ from textual.binding import Binding
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
-from ..formatting import format_bytes
-from .literal import LiteralNotices, literal
+from torchscan_tui.common.formatting import format_bytes
+from torchscan_tui.ui.literal import LiteralNotices, literal
 
 
 def describe(path: Path) -> str:

@@ -17,8 +17,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
-from ...atomic import DestinationExists, ExportError, check_destination
-from ..literal import NO_CONTROLS, literal
+from torchscan_tui.formats.atomic import DestinationExists, ExportError, check_destination
+from torchscan_tui.ui.literal import NO_CONTROLS, literal
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ..widgets.rss_panel import RSS_EXPLANATION
+from torchscan_tui.ui.widgets.rss_panel import RSS_EXPLANATION
 
 KEYS = [
     ("/", "focus the filter (escape leaves it); words, [8, 64], 8x64, [*, 64], kind:runtime"),

@@ -17,10 +17,10 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
-from ...formatting import format_count, format_seconds
-from ...kernel_view import filter_kernels, sort_kernels
-from ...text import neutralise_controls
-from ..literal import NO_CONTROLS, literal
+from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
+from torchscan_tui.common.formatting import format_count, format_seconds
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.literal import NO_CONTROLS, literal
 
 # (title, width): long C++ kernel names are cut; the detail is in the export.
 COLUMNS = (

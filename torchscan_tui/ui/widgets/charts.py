@@ -10,9 +10,9 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ...formatting import format_seconds, share_bar
-from ...shares import DeltaBar, Shares
-from ...text import neutralise_controls
+from torchscan_tui.analysis.shares import DeltaBar, Shares
+from torchscan_tui.common.formatting import format_seconds, share_bar
+from torchscan_tui.common.text import neutralise_controls
 
 LABEL_WIDTH = 34
 FIGURE_WIDTH = 11

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from ...compare import PRESENCE_MARKS, side_seconds
-from ...formatting import format_ratio, format_shapes, format_signed_seconds
-from ...text import neutralise_controls
-from .operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
+from torchscan_tui.analysis.compare import PRESENCE_MARKS, side_seconds
+from torchscan_tui.common.formatting import format_ratio, format_shapes, format_signed_seconds
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.widgets.operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
 
 COMPARE_COLUMNS = (
     Column("mark", "", 1),
@@ -24,7 +24,7 @@ COMPARE_SORT_COLUMNS = {"delta": "delta", "ratio": "ratio", "device": "device", 
 
 
 class CompareTable(OperatorTable, inherit_bindings=False):
-    """Rows are compare rows (see :mod:`torchscan_tui.compare`); the bar is |CPU delta|."""
+    """Rows are compare rows (see :mod:`torchscan_tui.analysis.compare`); the bar is |CPU delta|."""
 
     BINDINGS = MOVEMENT_BINDINGS
 

@@ -6,9 +6,14 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ...formatting import format_bytes, format_count, format_seconds, format_shapes
-from ...text import neutralise_controls
-from ..literal import literal
+from torchscan_tui.common.formatting import (
+    format_bytes,
+    format_count,
+    format_seconds,
+    format_shapes,
+)
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.literal import literal
 
 KIND_LABELS = {
     "operator": "operator (an ATen / torch op)",

@@ -7,7 +7,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Input, Label
 
-from ..literal import NO_CONTROLS, literal
+from torchscan_tui.ui.literal import NO_CONTROLS, literal
 
 PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any dim; kind:runtime"
 # A filter being typed is unfinished most of the time ("[4, *" before the "]"): its error

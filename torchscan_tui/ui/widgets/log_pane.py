@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from textual.widgets import RichLog
 
-from ...run_state import LOG_LINE_LIMIT
-from ...text import neutralise_controls
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.run_state import LOG_LINE_LIMIT
 
 
 class LogPane(RichLog):

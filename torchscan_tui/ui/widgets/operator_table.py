@@ -2,7 +2,7 @@
 
 Nothing here measures cells: column widths come from the widget's width, and each line is
 built on demand in :meth:`render_line`, so 100k rows cost no more to show than 30. The
-table reads a :class:`~torchscan_tui.rows.RowView` (attributes down) and posts
+table reads a :class:`~torchscan_tui.analysis.rows.RowView` (attributes down) and posts
 :class:`OperatorTable.Highlighted`, :class:`OperatorTable.Activated` and
 :class:`OperatorTable.SortRequested` (messages up). The mouse does what the keys do: a
 click moves the cursor, a double click opens the row, a click on a column's title sorts.
@@ -23,7 +23,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ...formatting import (
+from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.common.formatting import (
     MISSING,
     format_bytes,
     format_count,
@@ -31,8 +32,7 @@ from ...formatting import (
     format_shapes,
     share_bar,
 )
-from ...rows import RowView
-from ...text import neutralise_controls
+from torchscan_tui.common.text import neutralise_controls
 
 
 @dataclass(frozen=True)

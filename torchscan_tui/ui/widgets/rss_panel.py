@@ -11,8 +11,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import Sparkline, Static
 
-from ...formatting import MISSING, format_bytes
-from ...text import neutralise_controls
+from torchscan_tui.common.formatting import MISSING, format_bytes
+from torchscan_tui.common.text import neutralise_controls
 
 RSS_EXPLANATION = (
     "Peak RSS is the kernel's high-water mark (wait4 ru_maxrss) of the largest single "

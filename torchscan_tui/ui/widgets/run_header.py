@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ...run_state import PHASE_LABELS
-from ...text import neutralise_controls
-from .one_line import OneLine
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.run_state import PHASE_LABELS
+from torchscan_tui.ui.widgets.one_line import OneLine
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from ...text import neutralise_controls
-from .one_line import OneLine
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.widgets.one_line import OneLine
 
 
 class StatusBar(OneLine):

@@ -1,0 +1,7 @@
+"""What the numbers mean: pure functions from profiler events to rows and views of rows.
+
+Owns: profiler events and their columns, Kineto's activity categories, device-time
+attribution, grouping (aggregation), ranking, diagnostics, the device summary and kernel
+view, filtering and sorting rows (the row view), compare and shares. May import
+:mod:`torchscan_tui.common` only: no torch, no textual, no file formats, no runs.
+"""

@@ -1,0 +1,244 @@
+"""Compare two runs (reports or traces) row by row, and gate on regressions (pure).
+
+Rows are matched on (operator, input shapes, kind). Each compare row holds the before and
+after figures, the delta and ratio of CPU and device self time and of calls, and whether
+the row exists on one side only. Missing figures stay None: a row absent before has no
+ratio, and device time absent on either side has no device delta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from torchscan_tui.common.formatting import (
+    describe_row,
+    format_bytes,
+    format_ratio,
+    format_seconds,
+    format_signed_seconds,
+)
+
+FLAT_COLUMNS = (
+    "operator", "input_shapes", "kind", "presence",
+    "cpu_before", "cpu_after", "cpu_delta", "cpu_ratio",
+    "device_before", "device_after", "device_delta", "device_ratio",
+    "calls_before", "calls_after",
+)  # fmt: skip
+COMPARE_SORTS = {
+    "delta": lambda row: row["cpu_self_seconds"]["delta"],
+    "ratio": lambda row: row["cpu_self_seconds"]["ratio"],
+    "device": lambda row: row["device_self_seconds"]["delta"],
+    "calls": lambda row: row["calls"]["delta"],
+}
+TOP_ROWS_GATED = 10
+# How a row found on one side only is marked, in the text table and the compare screen.
+PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
+
+COMPARE_SCHEMA = "torchscan-tui/compare"  # what ``--compare ... --json`` writes
+
+
+MISSING = "—"
+
+
+def side_seconds(row: dict, field: str, side: str) -> str:
+    """A side's figure as shown: ``—`` where the row does not exist on that side (its
+    zero counts in the delta, but no such row was measured there)."""
+    if row["presence"] == f"only_{'after' if side == 'before' else 'before'}":
+        return MISSING
+    return format_seconds(row[field][side])
+
+
+def _key(row: dict) -> tuple:
+    return (row["operator"], str(row["input_shapes"]), row.get("kind", "operator"))
+
+
+def _delta(before: float | None, after: float | None) -> tuple[float | None, float | None]:
+    if before is None or after is None:
+        return None, None
+    ratio = after / before if before else None
+    return after - before, ratio
+
+
+def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> list[dict]:
+    """One row per (operator, shapes, kind), the largest CPU self-time change first, faster
+    or slower (a -50 ms row matters more than a +38 us one)."""
+    before = {_key(row): row for row in before_rows}
+    after = {_key(row): row for row in after_rows}
+    rows = []
+    for key in list(before) + [k for k in after if k not in before]:
+        old, new = before.get(key), after.get(key)
+        sample = new or old
+        figures = {}
+        for name in ("cpu_self_seconds", "device_self_seconds", "calls"):
+            a = old.get(name) if old else None
+            b = new.get(name) if new else None
+            if old is None and name != "device_self_seconds":
+                a = 0 if name == "calls" else 0.0
+            if new is None and name != "device_self_seconds":
+                b = 0 if name == "calls" else 0.0
+            delta, ratio = _delta(a, b)
+            if old is None or new is None:  # a row on one side: its zero has no ratio
+                ratio = None
+            figures[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+        rows.append(
+            {
+                "operator": sample["operator"],
+                "input_shapes": sample["input_shapes"],
+                "kind": sample.get("kind", "operator"),
+                "presence": "both" if old and new else ("only_before" if old else "only_after"),
+                **figures,
+            }
+        )
+    rows.sort(key=lambda row: -abs(row["cpu_self_seconds"]["delta"] or 0.0))
+    return rows
+
+
+def _total(rows: list[dict], side: str, field: str) -> float | None:
+    """Sum over the rows that exist on ``side``; None if that side lacks the figure."""
+    values = [row[field][side] for row in rows if row["presence"] in ("both", f"only_{side}")]
+    if not values or any(value is None for value in values):
+        return None
+    return sum(values)
+
+
+def _peak_rss(report: dict) -> float | None:
+    """The whole-process peak RSS in bytes, None where the run has none (a trace)."""
+    rss = (report.get("totals") or {}).get("process_peak_rss")
+    return rss.get("value") if isinstance(rss, dict) else None
+
+
+def compare_reports(before: dict, after: dict, before_name: str, after_name: str) -> dict:
+    rows = compare_rows(before.get("operators") or [], after.get("operators") or [])
+    totals = {}
+    for field in ("cpu_self_seconds", "device_self_seconds"):
+        a = _total(rows, "before", field)
+        b = _total(rows, "after", field)
+        delta, ratio = _delta(a, b)
+        totals[field] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+    a, b = _peak_rss(before), _peak_rss(after)
+    delta, ratio = _delta(a, b)
+    totals["process_peak_rss"] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+    return {
+        "schema": COMPARE_SCHEMA,
+        "schema_version": 1,
+        "before": before_name,
+        "after": after_name,
+        "rows": rows,
+        "totals": totals,
+        "note": "Sums of self time compare like with like; they are not latency.",
+    }
+
+
+def _largest(rows: list[dict], field: str) -> list[dict]:
+    def size(row: dict) -> float:
+        return -max(row[field]["before"] or 0.0, row[field]["after"] or 0.0)
+
+    return sorted(rows, key=size)[:TOP_ROWS_GATED]
+
+
+def _gated_rows(rows: list[dict]) -> list[dict]:
+    """The top-10 rows by CPU self time, and by device self time where a side has it."""
+    gated = _largest(rows, "cpu_self_seconds")
+    chosen = set(map(id, gated))
+    for row in _largest(rows, "device_self_seconds"):
+        if row["device_self_seconds"]["delta"] is not None and id(row) not in chosen:
+            gated.append(row)
+    return gated
+
+
+def unusable_after(after: dict, name: str) -> list[str]:
+    """Why the after side cannot pass a gate, however its rows compare: a run with no
+    rows, cut short, or without self times passes nothing (a gate must not go green on a
+    run that failed to measure)."""
+    rows = after.get("operators") or []
+    if not rows:
+        return [f"{name} has no rows: nothing was measured"]
+    problems = []
+    run = after.get("run") or {}
+    if run.get("complete") is False:
+        problems.append(f"{name} is incomplete: {run.get('note') or 'its rows undercount'}")
+    if not any(row.get("cpu_self_seconds") for row in rows):
+        problems.append(f"{name} has no CPU self time on any row: nothing was timed")
+    return problems
+
+
+def regressions(diff: dict, percent: float) -> list[str]:
+    """Why the gate fails: total self time (CPU, and device where both sides measured
+    it), or one of the largest rows, slower by more than percent."""
+    limit = 1 + percent / 100
+    offenders = []
+    for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+        total = diff["totals"][field]
+        if total["ratio"] is not None and total["ratio"] > limit:
+            offenders.append(
+                f"total {label} self time {format_seconds(total['before'])} -> "
+                f"{format_seconds(total['after'])} (+{(total['ratio'] - 1) * 100:.1f}%)"
+            )
+    for row in _gated_rows(diff["rows"]):
+        for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+            figure = row[field]
+            before_value, after_value = figure["before"], figure["after"]
+            if before_value is None or after_value is None:
+                continue
+            if before_value == 0 and after_value > 0 and row["presence"] == "only_after":
+                offenders.append(f"{describe_row(row)}: new, {label} {format_seconds(after_value)}")
+            elif figure["ratio"] is not None and figure["ratio"] > limit:
+                offenders.append(
+                    f"{describe_row(row)}: {label} {format_seconds(before_value)} -> "
+                    f"{format_seconds(after_value)} (+{(figure['ratio'] - 1) * 100:.1f}%)"
+                )
+    return offenders
+
+
+def _total_line(label: str, total: dict) -> str:
+    change = format_signed_seconds(total["delta"])
+    if total["delta"] is not None and total["before"]:
+        change += f", {total['delta'] / total['before']:+.1%}"
+    return (
+        f"total {label} self time {format_seconds(total['before'])} -> "
+        f"{format_seconds(total['after'])} ({change})"
+    )
+
+
+def text_table(diff: dict, limit: int = 20) -> str:
+    """The largest CPU self-time deltas as plain text, for a terminal or a CI log.
+
+    Deltas are signed (``+`` is slower); rows on one side only are marked gone or new.
+    """
+    lines = [f"{diff['before']} -> {diff['after']}"]
+    for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
+        total = diff["totals"][field]
+        if field == "cpu_self_seconds" or total["before"] is not None or total["after"] is not None:
+            lines.append(_total_line(label, total))
+    rss = diff["totals"].get("process_peak_rss") or {}
+    if rss.get("before") is not None or rss.get("after") is not None:
+        lines.append(
+            f"peak RSS {format_bytes(rss['before'])} -> {format_bytes(rss['after'])}"
+            " (whole process, the kernel's high-water mark)"
+        )
+    lines.append(
+        f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"
+    )
+    for row in diff["rows"][:limit]:
+        figure = row["cpu_self_seconds"]
+        lines.append(
+            f"{format_signed_seconds(figure['delta']):>12} "
+            f"{side_seconds(row, 'cpu_self_seconds', 'before'):>12} "
+            f"{side_seconds(row, 'cpu_self_seconds', 'after'):>12} "
+            f"{format_ratio(figure['ratio']):>8}  {PRESENCE_MARKS[row['presence']]:<5} "
+            f"{describe_row(row)}"
+        )
+    return "\n".join(lines)
+
+
+def flat_row(row: dict) -> dict:
+    """A compare row as one level of fields, for CSV / Markdown / JSON export."""
+    flat = {key: row[key] for key in ("operator", "input_shapes", "kind", "presence")}
+    for field, prefix in (
+        ("cpu_self_seconds", "cpu"),
+        ("device_self_seconds", "device"),
+        ("calls", "calls"),
+    ):
+        for part in ("before", "after", "delta", "ratio"):
+            flat[f"{prefix}_{part}"] = row[field][part]
+    return flat

@@ -1,0 +1,47 @@
+"""Turn aggregated groups into ranked report rows (pure: no torch, no textual)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from torchscan_tui.analysis.aggregate import Group
+
+NANOSECONDS = 1e9
+
+
+def group_to_row(group: Group, *, device_measured: bool) -> dict:
+    """One report row. Device time is None when it was not measured, never a made-up 0."""
+    return {
+        "operator": group.operator,
+        "input_shapes": group.input_shapes,
+        "kind": group.kind,
+        "calls": group.calls,
+        "cpu_self_seconds": group.cpu_self_ns / NANOSECONDS,
+        "device_self_seconds": group.device_self_ns / NANOSECONDS if device_measured else None,
+        "cpu_net_bytes": group.cpu_net_bytes,
+        "callers": dict(sorted(group.callers.items(), key=lambda item: -item[1])),
+        "diagnostics": [],
+    }
+
+
+def rank_key(row: dict, by_device: bool) -> tuple:
+    device = row["device_self_seconds"] or 0.0
+    primary = device if by_device else row["cpu_self_seconds"]
+    return (-primary, -row["cpu_self_seconds"], row["operator"], str(row["input_shapes"]))
+
+
+def build_rows(groups: Iterable[Group], *, device_measured: bool) -> tuple[list[dict], str]:
+    """Rows ranked by device self time where it was measured, else by CPU self time."""
+    rows = [group_to_row(group, device_measured=device_measured) for group in groups]
+    ranking = "device_self_seconds" if device_measured else "cpu_self_seconds"
+    rows.sort(key=lambda row: rank_key(row, device_measured))
+    return rows, ranking
+
+
+def self_time_sums(rows: list[dict]) -> dict:
+    """Sums of self time over every row: denominators for shares, never a latency."""
+    device = [row["device_self_seconds"] for row in rows]
+    return {
+        "cpu_self_seconds_sum": sum(row["cpu_self_seconds"] for row in rows),
+        "device_self_seconds_sum": None if any(d is None for d in device) else sum(device),
+    }

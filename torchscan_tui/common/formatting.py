@@ -1,0 +1,75 @@
+"""How figures are written for people (pure: no torch, no textual).
+
+A missing figure is written as an em dash, never as 0.
+"""
+
+from __future__ import annotations
+
+from torchscan_tui.common.text import neutralise_controls
+
+MISSING = "—"
+
+
+def format_seconds(value: float | None) -> str:
+    if value is None:
+        return MISSING
+    magnitude = abs(value)
+    if magnitude >= 1:
+        return f"{value:.3f} s"
+    if magnitude >= 1e-3:
+        return f"{value * 1e3:.3f} ms"
+    return f"{value * 1e6:.1f} µs"
+
+
+def format_signed_seconds(value: float | None) -> str:
+    """A change in time: a regression reads ``+1.2 ms``, an improvement ``-1.2 ms``."""
+    if value is None:
+        return MISSING
+    return ("+" if value > 0 else "") + format_seconds(value)
+
+
+def format_ratio(value: float | None) -> str:
+    """after / before as ``1.50x``; None (nothing before to divide by) as the dash."""
+    return MISSING if value is None else f"{value:.2f}x"
+
+
+def format_bytes(value: float | None, signed: bool = False) -> str:
+    if value is None:
+        return MISSING
+    sign = "-" if value < 0 else ("+" if signed and value > 0 else "")
+    magnitude = abs(value)
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if magnitude >= size:
+            return f"{sign}{magnitude / size:.1f} {unit}"
+    return f"{sign}{int(magnitude)} B"
+
+
+def format_shape(shape: object) -> str:
+    if isinstance(shape, list):
+        return "[" + ", ".join(format_shape(item) for item in shape) + "]"
+    return str(shape)
+
+
+def format_shapes(shapes: list) -> str:
+    """Input shapes as torch prints them: ``[[32, 64], [64, 64]]``."""
+    return format_shape(shapes)
+
+
+def describe_row(row: dict) -> str:
+    """A row's operator and input shapes on one line, safe to print (``aten::mm [[8, 4]]``)."""
+    return neutralise_controls(f"{row['operator']} {format_shapes(row['input_shapes'])}")
+
+
+def format_count(value: int | None) -> str:
+    return MISSING if value is None else f"{value:,}"
+
+
+def share_bar(fraction: float | None, width: int) -> str:
+    """A left-aligned bar of ``width`` cells with eighth-block resolution."""
+    if fraction is None or width <= 0:
+        return " " * max(width, 0)
+    fraction = min(max(fraction, 0.0), 1.0)
+    eighths = round(fraction * width * 8)
+    full, part = divmod(eighths, 8)
+    bar = "█" * full + (" ▏▎▍▌▋▊▉"[part] if part else "")
+    return bar.ljust(width)

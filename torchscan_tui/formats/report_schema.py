@@ -1,0 +1,137 @@
+"""The types a report's fields must have, checked before anything shows them (no textual).
+
+A report is a file from outside: a string where seconds are, a row that is a string, or
+``input_shapes`` nested 900 deep would crash the app, or hang it, far from the cause. The
+types are written once here, as ``TypedDict``s; msgspec checks decoded JSON against them at
+C speed (``msgspec.convert``), and the first mismatch is refused in one line that names the
+file and the field (``row 3: operator: Expected `str`, got `int```). Without msgspec a few
+plain checks stand in.
+
+Fields not listed are kept as they are: a newer writer's extra fields pass through.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, TypedDict
+
+from torchscan_tui.formats import jsonio
+
+msgspec = jsonio.msgspec
+
+# An input shape: a tensor's dims, a scalar's [], a TensorList's list of dims (2 deep),
+# and one level more for safety. Deeper nesting is no shape a profiler writes.
+Shape = list[int | list[int | list[int | list[int]]]]
+
+
+class Note(TypedDict):
+    code: str
+    message: str
+
+
+class _RowRequired(TypedDict):
+    operator: str
+    input_shapes: list[Shape]
+    calls: int
+    cpu_self_seconds: float
+    device_self_seconds: float | None
+    cpu_net_bytes: int
+
+
+class Row(_RowRequired, total=False):
+    """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
+
+    kind: str
+    callers: dict[str, int]
+    diagnostics: list[Note]
+
+
+class _KernelRequired(TypedDict):
+    kernel: str
+    operator: str
+    calls: int
+    total_seconds: float
+    mean_seconds: float
+    min_seconds: float
+    max_seconds: float
+
+
+class KernelRow(_KernelRequired, total=False):
+    """One row of the kernel view (see :mod:`torchscan_tui.analysis.device_summary`)."""
+
+    activity: str
+    direction: str | None
+
+
+class PeakRss(TypedDict, total=False):
+    value: float
+    launcher_floor: float | None
+
+
+class Totals(TypedDict, total=False):
+    process_peak_rss: PeakRss | None
+
+
+class RunStatus(TypedDict, total=False):
+    complete: bool
+    note: str | None
+    rss_samples: list[list[float]] | None
+
+
+class Head(TypedDict, total=False):
+    """The report's fields but its rows."""
+
+    context: dict[str, Any]
+    diagnostics: list[Note]
+    totals: Totals | None
+    kernels: list[KernelRow]
+    trace_path: str | None
+    workload: dict[str, Any] | None
+    run: RunStatus | None
+
+
+_PATH = re.compile(r" - at `\$(.*)`$")
+
+
+def _where(exc: Exception, offset: int = 0) -> str:
+    """msgspec's ``Expected `int`, got `str` - at `$[3].calls``` as ``row 4: calls: ...``."""
+    text = str(exc)
+    match = _PATH.search(text)
+    if not match:
+        return text
+    what, path = text[: match.start()], match.group(1)
+    row = re.match(r"\[(\d+)\]\.?", path)
+    if row and offset >= 0:
+        number, rest = int(row.group(1)) + offset + 1, path[row.end() :]
+        return f"row {number}: {rest}: {what}" if rest else f"row {number}: {what}"
+    return f"{path.lstrip('.') or 'the report'}: {what}"
+
+
+def check_rows(rows: object, offset: int = 0) -> None:
+    """Raise ValueError naming the first row (counted from 1, after ``offset`` rows) and
+    field that does not have its type."""
+    if msgspec is not None:
+        try:
+            msgspec.convert(rows, list[Row])
+        except msgspec.ValidationError as exc:
+            raise ValueError(_where(exc, offset)) from None
+        return
+    if not isinstance(rows, list):
+        raise ValueError("operators: not a list")
+    for number, row in enumerate(rows, offset + 1):
+        if not isinstance(row, dict) or not isinstance(row.get("operator"), str):
+            raise ValueError(f"row {number}: not an operator row")
+
+
+def check_head(report: dict) -> None:
+    """Raise ValueError naming the first of the report's other fields that is mistyped."""
+    head = {key: value for key, value in report.items() if key != "operators"}
+    if msgspec is not None:
+        try:
+            msgspec.convert(head, Head)
+        except msgspec.ValidationError as exc:
+            raise ValueError(_where(exc, -1)) from None
+        return
+    for key, kind in (("context", dict), ("diagnostics", list)):
+        if key in head and not isinstance(head[key], kind):
+            raise ValueError(f"{key}: not a {kind.__name__}")

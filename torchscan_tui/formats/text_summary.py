@@ -1,0 +1,47 @@
+"""A report's top rows as plain text: what opening a profile prints with no terminal.
+
+``torchscan-tui trace.json | head`` or a CI log has no screen to draw the app on; it gets
+the table ``key_averages().table()`` users know instead: the top rows in the report's
+rank order, then its diagnostics (pure: no torch, no textual).
+"""
+
+from __future__ import annotations
+
+from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
+from torchscan_tui.common.text import neutralise_controls
+
+TOP_ROWS = 30
+RANKS = {"cpu_self_seconds": "CPU self time", "device_self_seconds": "device self time"}
+
+
+def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_ROWS) -> str:
+    """The header, the first ``limit`` of ``rows`` (the report's, in rank order) and the
+    notes. ``rows`` may be only the first page of a report whose other rows are pending:
+    the count comes from its context."""
+    context = report.get("context") or {}
+    total = context.get("total_grouped_operators") or len(rows)
+    ranked = RANKS.get(context.get("ranked_by"), "self time")
+    header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
+    rss = (report.get("totals") or {}).get("process_peak_rss")
+    if rss:
+        header += f"; peak RSS {format_bytes(rss['value'])}"
+    device = device_line(context)
+    if device:
+        header += f"; {device}"
+    lines = [neutralise_controls(header)]
+    lines.append(
+        f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"
+    )
+    for row in rows[:limit]:
+        lines.append(
+            f"{format_seconds(row['cpu_self_seconds']):>12} "
+            f"{format_seconds(row['device_self_seconds']):>12} "
+            f"{format_count(row['calls']):>8} {format_bytes(row['cpu_net_bytes']):>10}  "
+            f"{describe_row(row)}"
+        )
+    if total > limit:
+        lines.append(f"... {format_count(total - limit)} more: open it in a terminal to see all")
+    for note in report.get("diagnostics") or []:
+        lines.append(neutralise_controls(f"note: {note['code']}: {note['message']}"))
+    return "\n".join(lines)

@@ -1,0 +1,323 @@
+"""Open Chrome/Kineto traces written by plain torch.profiler as operator rows (no torch).
+
+A trace from ``export_chrome_trace`` or ``tensorboard_trace_handler`` holds the same events
+the live profiler gives us: each complete (``"X"``) event becomes a
+:class:`~torchscan_tui.analysis.profiler_events.RawEvent` and goes through the same
+grouping, so rows from a trace match ``key_averages(group_by_input_shape=True)`` of the
+profile that wrote it.
+CPU self time comes from the nesting of events on each thread; device time from the
+kernels, copies and memsets each op launched (:mod:`~torchscan_tui.analysis.attribution`);
+``[memory]`` instants give net bytes. Times are read exactly: integer microseconds, and
+three-decimal ones, become integer nanoseconds with no float rounding, so events that
+touch stay touching (see :func:`nanoseconds`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import Counter
+from decimal import Decimal
+from itertools import repeat
+from operator import add, attrgetter, sub
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.analysis.activities import (
+    CPU_OP,
+    DEVICE_ANNOTATION,
+    DEVICE_WAIT,
+    DEVICE_WORK,
+    RUNTIME,
+    UNKNOWN,
+    activity_class,
+    canonical_category,
+)
+from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
+from torchscan_tui.analysis.profiler_events import (
+    FILTERED_NAMES,
+    MEMORY_EVENT_NAME,
+    EventColumns,
+    RawEvent,
+)
+from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
+from torchscan_tui.formats.report import (
+    SCHEMA_NAME,
+    SCHEMA_VERSION,
+    ReportError,
+    incomplete_run,
+)
+from torchscan_tui.formats.report_schema import check_rows
+from torchscan_tui.formats.trace.decode import DecodedTrace
+
+KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
+ON_DEVICE = frozenset({DEVICE_WORK, DEVICE_ANNOTATION})
+TIME_LIMIT_NS = 2**63  # no clock a profiler reads goes past it (292 years)
+FAST_EXACT_LIMIT_US = 2**42  # below it, round(us * 1000.0) is the exact nanosecond
+NO_SHAPES = b"[]"
+# Of the "grouping" stage, the share spent turning events into columns (measured: a third).
+COLUMNS_SHARE = 0.35
+_NAME, _CATEGORY, _TS, _DURATION, _ARGS, _THREAD = map(
+    attrgetter, ("name", "cat", "ts", "dur", "args", "tid")
+)
+
+
+def _thread(value: object) -> int:
+    if isinstance(value, int):
+        return value
+    digits = "".join(ch for ch in str(value) if ch.isdigit())
+    return int(digits) if digits else hash(value) & 0xFFFFFFFF
+
+
+def nanoseconds(microseconds: list) -> list[int]:
+    """Trace times (microseconds) as exact integer nanoseconds.
+
+    ``ts * 1000.0`` in floats is off by up to ~128 ns at today's epoch values (past
+    2**53), enough to make touching events overlap. Integers are multiplied as integers,
+    Decimals (read from the text, see ``trace_decode.EXACT_FLOAT_LIMIT_US``) likewise.
+    Floats: below :data:`FAST_EXACT_LIMIT_US` the product rounds to the exact nanosecond;
+    above it each time's offset from the earliest (exact in floats while all lie within a
+    factor 2) is scaled instead; else whole microseconds and fraction are split. Each path
+    is exact to the nanosecond for times written to three decimals, and takes only C
+    calls per value.
+    """
+    kinds = set(map(type, microseconds))
+    if kinds <= {int}:
+        return list(map((1000).__mul__, microseconds))
+    if Decimal in kinds:
+        return [round(value * 1000) for value in microseconds]
+    top, bottom = max(microseconds, default=0), min(microseconds, default=0)
+    if bottom >= 0 and top < FAST_EXACT_LIMIT_US:
+        # Both the float's own error and the product's rounding stay under 0.25 ns here.
+        return list(map(round, map((1000.0).__mul__, microseconds)))
+    base = math.floor(bottom)
+    if 0 < base and top <= 2 * base:
+        # One trace's times lie within a factor 2 of each other, so each one's offset
+        # from the earliest is exact in floats (Sterbenz) and small enough to scale.
+        offsets = map(round, map((1000.0).__mul__, map(sub, microseconds, repeat(base))))
+        return list(map((base * 1000).__add__, offsets))
+    wholes = list(map(math.floor, microseconds))
+    fractions = map(round, map((1000.0).__mul__, map(sub, microseconds, wholes)))
+    return list(map(add, map((1000).__mul__, wholes), fractions))
+
+
+def _memory_instants(trace_events: list) -> list[RawEvent]:
+    """The ``[memory]`` instants (allocations and frees) of decoded trace events."""
+    instants = [
+        entry for entry in trace_events if entry.ph == "i" and entry.name == MEMORY_EVENT_NAME
+    ]
+    args = list(map(_ARGS, instants))
+    times = nanoseconds(list(map(_TS, instants)))
+    return list(
+        map(
+            RawEvent._make,
+            zip(
+                repeat(MEMORY_EVENT_NAME),
+                ["CPU" if a is None or a.device_type == 0 else "CUDA" for a in args],
+                repeat(False),
+                [_thread(tid) for tid in map(_THREAD, instants)],
+                times,
+                times,
+                repeat(0),
+                repeat(0),
+                repeat([]),  # never read: memory instants are not grouped by shape
+                repeat(False),
+                repeat(""),
+                [0 if a is None else int(a.nbytes or 0) for a in args],
+                repeat(False),
+            ),
+        )
+    )
+
+
+def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
+    """The complete events grouping reads, their canonical categories and activity
+    classes, and how many events of each category it set apart (waits and categories it
+    cannot place: named in a diagnostic, never turned into CPU time).
+
+    One pass in Python over the events (the filter); the rest are C-level maps.
+    """
+    present = set(map(_CATEGORY, trace_events))
+    canonical = {
+        category: canonical_category(category if type(category) is str else str(category or ""))
+        for category in present
+    }
+    classes = {category: activity_class(name) for category, name in canonical.items()}
+    left_out = {category for category, cls in classes.items() if cls not in KEPT_CLASSES}
+    complete = [entry for entry in trace_events if entry.ph == "X" and entry.cat not in left_out]
+    named = {category for category in left_out if classes[category] in (UNKNOWN, DEVICE_WAIT)}
+    set_apart = Counter()
+    if named:
+        set_apart = Counter(
+            canonical[entry.cat] for entry in trace_events if entry.ph == "X" and entry.cat in named
+        )
+    raw = list(map(_CATEGORY, complete))
+    return (
+        complete,
+        list(map(canonical.__getitem__, raw)),
+        list(map(classes.__getitem__, raw)),
+        set_apart,
+    )
+
+
+def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
+    """The operator, annotation, runtime, kernel and memory events of decoded trace events.
+
+    Complete ("X") events become columns, one comprehension or ``map`` per field: this
+    runs over every event of the trace, so no per-event tuple or object is built.
+    ``Input Dims`` stay JSON bytes (grouping keys on them as they are); times become
+    integer nanoseconds.
+    """
+    try:
+        complete, categories, classes, set_apart = _placed(trace_events)
+        memory = _memory_instants(trace_events)
+        read = len(complete) + len(memory)
+        names = list(map(_NAME, complete))
+        if set(map(type, names)) - {str}:
+            names = [name if type(name) is str else str(name) for name in names]
+        if not FILTERED_NAMES.isdisjoint(names):
+            kept = [
+                (e, n, c, k)
+                for e, n, c, k in zip(complete, names, categories, classes, strict=True)
+                if n not in FILTERED_NAMES
+            ]
+            complete, names = [e for e, *_ in kept], [n for _, n, *_ in kept]
+            categories, classes = [c for *_, c, _ in kept], [k for *_, k in kept]
+        on_device = list(map(ON_DEVICE.__contains__, classes))
+        starts = nanoseconds(list(map(_TS, complete)))
+        durations = nanoseconds(list(map(_DURATION, complete)))
+        ends = list(map(add, starts, durations))
+        if min(durations, default=0) < 0 or max(map(abs, ends), default=0) >= TIME_LIMIT_NS:
+            raise ValueError("a negative duration, or a time past 292 years")
+        args = list(map(_ARGS, complete))
+        # 2021 traces spell it "external id" on runtime calls and kernels.
+        externals = [
+            0 if a is None else int(a.external_id or a.legacy_external_id or 0) for a in args
+        ]
+        correlations = [None if a is None else a.correlation for a in args]
+        if any(on_device) or correlations.count(None) < len(correlations):
+            linked_ids = [
+                external if device or correlation is not None else 0
+                for external, device, correlation in zip(
+                    externals, on_device, correlations, strict=True
+                )
+            ]
+            correlation_ids = [
+                int(correlation or 0) if linked or correlation is not None else external
+                for correlation, linked, external in zip(
+                    correlations, linked_ids, externals, strict=True
+                )
+            ]
+        else:  # a CPU trace: no kernel or runtime event links to an operator
+            linked_ids, correlation_ids = [0] * len(externals), externals
+        shapes = [
+            bytes(a.input_dims) if a is not None and a.input_dims and not device else NO_SHAPES
+            for a, device in zip(args, on_device, strict=True)
+        ]
+        threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
+    except (TypeError, ValueError, ArithmeticError) as exc:
+        raise ReportError(
+            f"{source} has an event with a time, id or size that is not a number or is out "
+            f"of range ({exc}): the trace is damaged"
+        ) from None
+    shared: dict[bytes, bytes] = {}
+    return EventColumns(
+        names=names,
+        devices=["CUDA" if device else "CPU" for device in on_device],
+        asynchronous=[False] * len(names),
+        threads=threads,
+        starts=starts,
+        ends=ends,
+        correlation_ids=correlation_ids,
+        linked_ids=linked_ids,
+        # Equal shapes as one bytes object: grouping keys on them, matched by identity.
+        shapes=[
+            NO_SHAPES if shape == b"null" else shared.setdefault(shape, shape) for shape in shapes
+        ],
+        annotations=[category == "user_annotation" for category in categories],
+        activities=categories,
+        memory=memory,
+        event_count=read,
+        set_apart=dict(set_apart),
+    )
+
+
+def _decoded_shapes(shapes: object) -> list:
+    """A group's input shapes as a list (they arrive as the trace's JSON bytes)."""
+    if isinstance(shapes, bytes):
+        value = decode_json(shapes)
+        return value if isinstance(value, list) else []
+    return shapes
+
+
+def report_from_trace(
+    trace: DecodedTrace, source: str, progress: Progress = no_progress, cut_short: bool = False
+) -> dict:
+    """A report (the schema of :mod:`torchscan_tui.formats.report`) from a decoded trace.
+
+    ``cut_short``: the trace was read up to a cut (:mod:`trace_salvage`): the report is
+    marked incomplete, and its first diagnostic and ``run.note`` say why.
+    """
+    events = columns_from_trace(trace.events, source)
+    if not events.event_count:
+        if cut_short:
+            raise ReportError(f"{source} is cut short before its first profiler event")
+        raise ReportError(f"{source} holds no profiler events: is it a torch.profiler trace?")
+    progress("grouping", COLUMNS_SHARE)
+    aggregation = aggregate_events(events)
+    for group in aggregation.groups:
+        group.input_shapes = _decoded_shapes(group.input_shapes)
+    device_measured = aggregation.device_event_count > 0
+    rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
+    try:
+        check_rows(rows)
+    except ValueError as exc:  # Input Dims no profiler writes (nested 900 deep, say)
+        raise ReportError(
+            f"{source} has an event whose Input Dims are not shapes ({exc})"
+        ) from None
+    cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
+    notes = [cut_note] if cut_note else []
+    has_shapes = any(
+        entry.args is not None and bool(entry.args.input_dims) for entry in trace.events[:5000]
+    )
+    recorded = has_shapes if trace.record_shapes is None else trace.record_shapes
+    if not recorded or not has_shapes:
+        notes.append(
+            diag.make(
+                "no_shapes_recorded",
+                "The trace was recorded without "
+                "record_shapes=True: rows group by operator name only.",
+            )
+        )
+    if not device_measured:
+        notes.append(
+            diag.make(
+                "no_device_events_in_trace",
+                "The trace holds no GPU kernels: device time is None (not measured), not zero.",
+            )
+        )
+    notes += device_diagnostics(aggregation, events.set_apart)
+    return {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": rows,
+        "context": {
+            "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
+            "row_limit": None,
+            "total_grouped_operators": len(rows),
+            "ranked_by": ranking,
+            "torch_version": None,
+            "source": "chrome trace",
+            "events": aggregation.event_count,
+            "device_events": aggregation.device_event_count,
+            **device_context(aggregation, device_measured),
+            **self_time_sums(rows),
+        },
+        "kernels": kernel_rows(aggregation),
+        "diagnostics": notes,
+        "totals": {"process_peak_rss": None},
+        "trace_path": os.path.abspath(source),
+        "workload": {"script": None, "host_name": trace.host_name},
+        "run": incomplete_run(None, cut_note["message"]) if cut_note else {"complete": True},
+    }

@@ -1,0 +1,469 @@
+"""One run of a workload: the RSS child, then the profile worker (no torch, no textual).
+
+:class:`Session` drives both child processes and reports everything that happens as typed
+events to one callback, from worker threads; the UI turns them into Textual messages and
+the headless CLI into a report. ``cancel()`` may be called from any thread.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NamedTuple
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, PendingRows
+from torchscan_tui.run.private_dir import PrivateDir
+from torchscan_tui.run.process import CommandResult, MeasuredCommand
+from torchscan_tui.run.protocol import read_messages
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """What to run and how. ``script`` is made absolute so a name like ``-x.py`` is safe."""
+
+    script: str
+    args: tuple[str, ...] = ()
+    callable_name: str | None = None
+    device: str = "auto"
+    row_limit: int | None = None
+    trace_path: str | None = None
+    # With no trace_path, the worker still writes a trace into the run's private
+    # directory, for the app's trace export (t). A headless run says no: the directory
+    # is removed when the run ends, so the trace would be written only to be deleted.
+    private_trace: bool = True
+    python: str = sys.executable
+    grace_seconds: float = 1.0
+
+    def rss_command(self) -> list[str]:
+        return [self.python, os.path.abspath(self.script), *self.args]
+
+    def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:
+        command = [self.python, "-m", "torchscan_tui.worker", os.path.abspath(self.script)]
+        command += ["--channel-fd", str(channel_fd), "--device", self.device]
+        if self.callable_name:
+            command += ["--callable", self.callable_name]
+        if self.row_limit is not None:
+            command += ["--row-limit", str(self.row_limit)]
+        if trace_path:
+            command += ["--trace", trace_path]
+        return command + ["--", *self.args]
+
+
+# Events --------------------------------------------------------------------------------
+# Immutable and plain: NamedTuples, as a frozen dataclass costs ~1.3 ms to define and
+# eight of them were ~10 ms of the app's start-up.
+
+
+class PhaseChanged(NamedTuple):
+    phase: str  # starting, measuring, profiling, aggregating, receiving, tracing, done,
+    # failed, cancelled
+
+
+class OutputLine(NamedTuple):
+    source: str  # "workload" (the RSS run) or "profiler" (the worker run)
+    stream: str  # "stdout" or "stderr"
+    text: str
+
+
+class RssSampled(NamedTuple):
+    seconds: float
+    rss_bytes: int
+
+
+class RssMeasured(NamedTuple):
+    """The kernel's figure for the RSS run, with how it ended (plain data, JSON-ready)."""
+
+    rss: dict
+    status: dict
+    wall_seconds: float
+    samples: list  # [seconds, rss_bytes] pairs, sampled from /proc: approximate
+    leftover_processes: int = 0
+
+
+class ProfileMeta(NamedTuple):
+    context: dict
+    diagnostics: list
+    totals: dict
+    trace_path: str | None
+    kernels: list = []  # the kernel view's rows (device runs); never mutated
+
+
+class RowsReceived(NamedTuple):
+    rows: list
+
+
+class RowTextsReceived(NamedTuple):
+    """Rows still as JSON text (a reopened report's, after its first page).
+
+    The app decodes them on its own thread, a part per moment: a thread that decodes them
+    holds the interpreter lock through each decode and slowed the app's frames to 200 ms.
+    """
+
+    texts: PendingRows
+
+
+class RunFinished(NamedTuple):
+    outcome: str  # "done", "failed" or "cancelled"
+    message: str
+    report: dict
+    complete: bool  # False when rows are missing or partial
+    details: str = ""  # a traceback or the workload's last stderr lines
+
+
+Event = (
+    PhaseChanged | OutputLine | RssSampled | RssMeasured | ProfileMeta | RowsReceived | RunFinished
+)
+EventCallback = Callable[[Event], None]
+
+
+MAX_STORED_SAMPLES = 240
+_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
+
+
+def failure_message(script: str, how: str, stderr_tail: list[str]) -> str:
+    """One line for a failed workload: how it ended, its last stderr line, and where.
+
+    For an exception or a syntax error the last ``File "...", line N`` of the traceback
+    says where; it is appended as ``(at FILE:LINE)``.
+    """
+    message = f"{script}: the workload {how}"
+    lines = [line.strip() for line in stderr_tail if line.strip()]
+    if lines:
+        message += f": {lines[-1]}"
+    for line in reversed(stderr_tail):
+        frame = _TRACEBACK_FRAME.match(line)
+        if frame:
+            message += f" (at {frame['file']}:{frame['line']})"
+            break
+    return message
+
+
+def downsample(samples: list[tuple[float, int]], limit: int = MAX_STORED_SAMPLES) -> list:
+    """At most ``limit`` samples, keeping each bucket's largest so spikes survive."""
+    if len(samples) <= limit:
+        return [list(sample) for sample in samples]
+    bucket = len(samples) / limit
+    kept = []
+    for index in range(limit):
+        chunk = samples[int(index * bucket) : int((index + 1) * bucket)] or [samples[-1]]
+        kept.append(list(max(chunk, key=lambda sample: sample[1])))
+    return kept
+
+
+def rss_event(result: CommandResult) -> RssMeasured:
+    return RssMeasured(
+        result.rss,
+        result.status.to_dict(),
+        result.wall_seconds,
+        downsample(result.samples),
+        result.leftover_processes,
+    )
+
+
+def git_revision(script: str) -> dict | None:
+    """The git revision of the repository holding ``script``, with a dirty flag."""
+    folder = os.path.dirname(os.path.abspath(script))
+    try:
+        head = subprocess.run(
+            ["git", "-C", folder, "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+        if head.returncode != 0:
+            return None
+        dirty = subprocess.run(
+            ["git", "-C", folder, "status", "--porcelain", "--", os.path.abspath(script)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return {"commit": head.stdout.strip(), "script_modified": bool(dirty.stdout.strip())}
+
+
+def workload_block(config: RunConfig) -> dict:
+    return {
+        "script": os.path.abspath(config.script),
+        "args": list(config.args),
+        "callable": config.callable_name,
+        "python": config.python,
+        "python_version": sys.version.split()[0],
+        "torch_version": None,
+        "git": git_revision(config.script),
+    }
+
+
+def empty_report(config: RunConfig) -> dict:
+    """The report before anything is known: every figure missing, not zero."""
+    return {
+        "schema": SCHEMA_NAME,
+        "schema_version": SCHEMA_VERSION,
+        "operators": [],
+        "context": {"device": config.device, "row_limit": config.row_limit},
+        "diagnostics": [],
+        "kernels": [],
+        "totals": {"process_peak_rss": None},
+        "trace_path": None,
+        "workload": workload_block(config),
+        "run": {"rss_status": None, "profile_status": None, "complete": False},
+    }
+
+
+@dataclass
+class _Tail:
+    """The last lines of a stream, for error messages."""
+
+    limit: int = 20
+    lines: list[str] = field(default_factory=list)
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        del self.lines[: -self.limit]
+
+
+class Session:
+    """Runs the RSS child and then the profile worker, reporting events as it goes."""
+
+    def __init__(self, config: RunConfig, emit: EventCallback):
+        self.config = config
+        self._emit = emit
+        self._lock = threading.Lock()
+        self._cancelled = threading.Event()
+        self._current: MeasuredCommand | None = None
+        self._stderr_tail = _Tail()
+        self.report = empty_report(config)
+        self._private_dir: PrivateDir | None = None
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._lock:
+            current = self._current
+        if current is not None:
+            current.cancel()
+
+    @property
+    def private_dir(self) -> str | None:
+        """A directory this run owns (the worker's trace goes there); see :meth:`cleanup`."""
+        return self._private_dir.path if self._private_dir is not None else None
+
+    def cleanup(self) -> None:
+        if self._private_dir is not None:
+            self._private_dir.remove()
+            self._private_dir = None
+
+    def _start(self, command: MeasuredCommand) -> MeasuredCommand | None:
+        with self._lock:
+            if self._cancelled.is_set():
+                return None
+            self._current = command.start()
+            return command
+
+    def _output(self, source: str) -> Callable[[str, str], None]:
+        def emit(stream: str, text: str) -> None:
+            if stream == "stderr":
+                self._stderr_tail.add(text)
+            self._emit(OutputLine(source, stream, text))
+
+        return emit
+
+    def _finish(self, outcome: str, message: str, complete: bool, details: str = "") -> RunFinished:
+        self.report["run"]["complete"] = complete
+        self._emit(PhaseChanged(outcome))
+        finished = RunFinished(outcome, message, self.report, complete, details)
+        self._emit(finished)
+        return finished
+
+    def _launcher_silent(self, before: str, failure: str) -> RunFinished:
+        """A launcher that ended without reporting: cancelled before it set up its signal
+        handlers (a cancel at any moment ends cleanly), else a failure saying so."""
+        if self._cancelled.is_set():
+            return self._finish("cancelled", f"cancelled before {before}", False)
+        return self._finish("failed", failure, False)
+
+    def run(self) -> RunFinished:
+        """Run both children to the end (or to cancel). Never raises for workload failures."""
+        script = self.config.script
+        self._emit(PhaseChanged("measuring"))
+        try:
+            measured = self._start(
+                MeasuredCommand(
+                    self.config.rss_command(),
+                    on_output=self._output("workload"),
+                    on_sample=lambda seconds, rss: self._emit(RssSampled(seconds, rss)),
+                    grace_seconds=self.config.grace_seconds,
+                )
+            )
+        except OSError as exc:
+            return self._finish(
+                "failed", f"{script}: could not start: {exc.strerror or exc}", False
+            )
+        if measured is None:
+            return self._finish("cancelled", "cancelled before the workload started", False)
+        try:
+            result = measured.wait()
+        except OSError as exc:
+            return self._finish(
+                "failed", f"{script}: could not start: {exc.strerror or exc}", False
+            )
+        except RuntimeError as exc:  # the launcher ended without a word
+            return self._launcher_silent("the workload started", f"{script}: {exc}")
+        measured_event = rss_event(result)
+        self.report["totals"]["process_peak_rss"] = result.rss
+        self.report["run"]["rss_status"] = measured_event.status
+        self.report["run"]["rss_wall_seconds"] = result.wall_seconds
+        self.report["run"]["rss_samples"] = measured_event.samples
+        self._emit(measured_event)
+        if result.status.cancelled or self._cancelled.is_set():
+            return self._finish("cancelled", "cancelled while measuring peak RSS", False)
+        if not result.status.ok:
+            message = failure_message(script, result.status.describe(), self._stderr_tail.lines)
+            return self._finish(
+                "failed", message, False, details="\n".join(self._stderr_tail.lines)
+            )
+        return self._profile()
+
+    def _profile(self) -> RunFinished:
+        script = self.config.script
+        self._emit(PhaseChanged("profiling"))
+        trace_path = self.config.trace_path
+        trace_note = None
+        if trace_path is None and self.config.private_trace:
+            try:
+                self._private_dir = PrivateDir()
+            except OSError as exc:  # TMPDIR full or read-only: the rows need no trace
+                trace_note = diag.trace_unavailable(tempfile.gettempdir(), exc)
+            else:
+                trace_path = os.path.join(self._private_dir.path, "trace.json")
+        channel_read, channel_write = os.pipe()
+        try:
+            worker = self._start(
+                MeasuredCommand(
+                    self.config.worker_command(channel_write, trace_path),
+                    on_output=self._output("profiler"),
+                    grace_seconds=self.config.grace_seconds,
+                    pass_fds=[channel_write],
+                    env=_worker_env(),
+                )
+            )
+        except OSError as exc:
+            os.close(channel_read)
+            return self._finish("failed", f"could not start the profile worker: {exc}", False)
+        finally:
+            os.close(channel_write)
+        if worker is None:
+            os.close(channel_read)
+            return self._finish("cancelled", "cancelled before profiling started", False)
+        terminal = self._read_channel(channel_read)
+        if trace_note is not None:
+            self.report["diagnostics"].append(trace_note)
+        try:
+            result = worker.wait()
+        except RuntimeError as exc:  # the launcher ended without a word
+            return self._launcher_silent(
+                "profiling started", f"{script}: the profile worker: {exc}"
+            )
+        self.report["run"]["profile_status"] = result.status.to_dict()
+        self.report["run"]["profile_leftovers"] = result.leftover_processes
+        ended = (
+            f"; ended {result.leftover_processes} process(es) the workload left running"
+            if result.leftover_processes
+            else ""
+        )
+        rows = self.report["operators"]
+        if result.status.cancelled or self._cancelled.is_set():
+            return self._finish(
+                "cancelled", f"cancelled while profiling ({len(rows)} rows kept{ended})", False
+            )
+        if terminal is None:
+            return self._finish(
+                "failed",
+                f"{script}: no complete result from the profile worker "
+                f"({result.status.describe()}; {len(rows)} rows received, marked incomplete)",
+                False,
+                details="\n".join(self._stderr_tail.lines),
+            )
+        if terminal["type"] == "error":
+            # A load error names the script already ("x.py:3: syntax error: ...").
+            named = terminal.get("kind") == "load"
+            return self._finish(
+                "failed",
+                terminal["message"] if named else f"{script}: {terminal['message']}",
+                False,
+                details=terminal.get("traceback") or "",
+            )
+        return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
+
+    def _read_channel(self, channel_read: int) -> dict | None:
+        """Apply channel messages to the report; return the terminal one, if any came."""
+        terminal = None
+        try:
+            for message in read_messages(channel_read):
+                if terminal is not None and terminal.get("kind") == "channel":
+                    continue  # read on to the end, so the worker never blocks writing
+                kind = message["type"]
+                if kind == "invalid":
+                    terminal = _forged(message["problem"], len(self.report["operators"]))
+                    continue
+                if kind == "phase":
+                    phase = message["phase"]
+                    self._emit(PhaseChanged("receiving" if phase == "sending" else phase))
+                elif kind == "meta":
+                    self._apply_meta(message)
+                elif kind == "rows":
+                    self.report["operators"].extend(message["rows"])
+                    self._emit(RowsReceived(message["rows"]))
+                elif kind in ("done", "error"):
+                    terminal = message
+        finally:
+            os.close(channel_read)
+        return terminal
+
+    def _apply_meta(self, message: dict) -> None:
+        self.report["context"] = message["context"]
+        self.report["diagnostics"] = message["diagnostics"]
+        self.report["kernels"] = message.get("kernels") or []
+        self.report["totals"].update(message.get("totals") or {})
+        self.report["trace_path"] = message.get("trace_path")
+        self.report["workload"]["torch_version"] = message["context"].get("torch_version")
+        self._emit(
+            ProfileMeta(
+                message["context"],
+                message["diagnostics"],
+                message.get("totals") or {},
+                message.get("trace_path"),
+                self.report["kernels"],
+            )
+        )
+
+
+def _forged(problem: str, rows: int) -> dict:
+    """The run's end when the channel carried a message that is not the worker's."""
+    return {
+        "type": "error",
+        "kind": "channel",
+        "message": f"the profile channel carried a message the worker did not send "
+        f"({problem}); did the workload write to its file descriptors? {rows} rows "
+        "received before it are kept, marked incomplete",
+        "traceback": "",
+    }
+
+
+def _worker_env() -> dict[str, str]:
+    """The worker must import this package even when it is not installed (a checkout)."""
+    env = dict(os.environ)
+    package_root = str(Path(__file__).resolve().parents[2])  # the folder holding torchscan_tui
+    existing = env.get("PYTHONPATH")
+    env["PYTHONPATH"] = package_root + (os.pathsep + existing if existing else "")
+    return env

@@ -1,0 +1,156 @@
+"""What the UI knows about the current run, updated from session events (pure).
+
+The app feeds every :mod:`torchscan_tui.run.session` event to :meth:`RunState.apply` and then
+renders widgets from this state, so the rules (what a phase means, how much log is kept,
+what "incomplete" is) are tested without Textual.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from torchscan_tui.run.session import (
+    OutputLine,
+    PhaseChanged,
+    ProfileMeta,
+    RowsReceived,
+    RssMeasured,
+    RssSampled,
+    RunFinished,
+)
+
+RUNNING_PHASES = frozenset(
+    {"starting", "measuring", "profiling", "aggregating", "receiving", "tracing"}
+)
+PHASE_LABELS = {
+    "starting": "starting",
+    "measuring": "running the workload for peak RSS",
+    "profiling": "profiling",
+    "loading": "profiling (loading the script)",
+    "aggregating": "profiling (grouping events)",
+    "receiving": "receiving rows",
+    "tracing": "writing the trace",
+    "done": "done",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "opened": "opened from a file",
+}
+LOG_LINE_LIMIT = 5000
+RUN_MARKERS = {
+    "measuring": "── run 1: the whole script, for peak RSS ──",
+    "profiling": "── run 2: the profile worker (torch.profiler) ──",
+}
+
+
+@dataclass
+class OutputLog:
+    """A bounded tail of the workload's output, with a count of what was dropped."""
+
+    limit: int = LOG_LINE_LIMIT
+    lines: deque = field(default_factory=deque)
+    dropped: int = 0
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        if len(self.lines) > self.limit:
+            self.lines.popleft()
+            self.dropped += 1
+
+    def clear(self) -> None:
+        self.lines.clear()
+        self.dropped = 0
+
+
+@dataclass
+class RunState:
+    """The run as the UI shows it. Every missing figure is None, not zero."""
+
+    phase: str = "starting"
+    started_at: float | None = None
+    ended_at: float | None = None
+    rss: dict | None = None
+    rss_status: dict | None = None
+    rss_wall_seconds: float | None = None
+    rss_leftovers: int = 0
+    samples: list = field(default_factory=list)
+    context: dict = field(default_factory=dict)
+    diagnostics: list = field(default_factory=list)
+    totals: dict = field(default_factory=dict)
+    trace_path: str | None = None
+    kernels: list = field(default_factory=list)
+    outcome: str | None = None
+    message: str = ""
+    details: str = ""
+    complete: bool = False
+    report: dict | None = None
+    log: OutputLog = field(default_factory=OutputLog)
+    pending_log: list = field(default_factory=list)
+    pending_rows: list = field(default_factory=list)
+    markers_logged: set = field(default_factory=set)
+
+    @property
+    def running(self) -> bool:
+        return self.phase in RUNNING_PHASES or self.phase == "loading"
+
+    def elapsed(self, now: float | None = None) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.ended_at if self.ended_at is not None else (now or time.monotonic())
+        return end - self.started_at
+
+    def start(self, now: float | None = None) -> None:
+        """Forget the previous run (the log too) and start timing a new one."""
+        self.__init__()  # type: ignore[misc]
+        self.started_at = now if now is not None else time.monotonic()
+
+    def apply(self, event: object) -> None:
+        if isinstance(event, PhaseChanged):
+            self.phase = event.phase
+            marker = RUN_MARKERS.get(event.phase)
+            if marker and marker not in self.markers_logged:
+                # The workload runs twice: say once which run the lines below come from.
+                self.markers_logged.add(marker)
+                self._log_line(marker)
+        elif isinstance(event, OutputLine):
+            prefix = "! " if event.stream == "stderr" else "  "
+            self._log_line(prefix + event.text)
+        elif isinstance(event, RssSampled):
+            self.samples.append([event.seconds, event.rss_bytes])
+        elif isinstance(event, RssMeasured):
+            self.rss = event.rss
+            self.rss_status = event.status
+            self.rss_wall_seconds = event.wall_seconds
+            self.rss_leftovers = event.leftover_processes
+            if event.samples:
+                self.samples = [list(sample) for sample in event.samples]
+        elif isinstance(event, ProfileMeta):
+            self.context = event.context
+            self.diagnostics = event.diagnostics
+            self.totals = event.totals
+            self.trace_path = event.trace_path
+            self.kernels = event.kernels
+        elif isinstance(event, RowsReceived):
+            self.pending_rows.extend(event.rows)
+        elif isinstance(event, RunFinished):
+            self.outcome = event.outcome
+            self.phase = event.outcome
+            self.message = event.message
+            self.details = event.details
+            self.complete = event.complete
+            self.report = event.report or self.report
+            self.trace_path = event.report.get("trace_path") or self.trace_path
+            self.ended_at = time.monotonic()
+
+    def _log_line(self, line: str) -> None:
+        self.log.add(line)
+        self.pending_log.append(line)
+
+    def take_pending_rows(self) -> list:
+        rows, self.pending_rows = self.pending_rows, []
+        return rows
+
+    def take_pending_log(self) -> list:
+        lines, self.pending_log = self.pending_log[-self.log.limit :], []
+        return lines
