@@ -13,19 +13,24 @@ from __future__ import annotations
 
 import asyncio
 import statistics
+import sys
 import time
+from pathlib import Path
 
 from textual.app import App
 from textual.widgets import DataTable, Input
 
-from torchscan_tui.analysis.rows import parse_filter
+from torchscan_tui.analysis.filtering import parse_filter
 from torchscan_tui.common.formatting import format_shapes
-from torchscan_tui.run.session import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
-from torchscan_tui.run.sources import ReplaySource
+from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RowsReceived, RunFinished
 from torchscan_tui.ui.app import create_app
 
 from ._frames import FrameClock, note_calls
 from ._timing import benchmark_args
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from reference_rows import matches  # noqa: E402  (the plain filter, as the tests use)
+from replay import ReplaySource  # noqa: E402  (recorded events, as the app tests use)
 
 OPS = ["aten::addmm", "aten::mm", "aten::relu", "aten::cat", "aten::sum", "aten::conv2d"]
 
@@ -105,8 +110,8 @@ async def stock_keystroke(rows, text) -> tuple[float, float]:
             await pilot.pause(0.01)
         loaded = clock.first_after(applied) - started
         started = time.perf_counter()
-        matches = parse_filter(text).matches
-        app.load([row for row in rows if matches(row)])
+        row_filter = parse_filter(text)
+        app.load([row for row in rows if matches(row_filter, row)])
         applied = time.perf_counter()
         while clock.first_after(applied) is None:
             await pilot.pause(0.01)
@@ -128,29 +133,31 @@ async def our_app(rows, text) -> tuple[float, list[float], list[float], list[flo
     """Load time, per-key filter latencies while typing ``text`` (all keys, and the keys
     that changed the rows shown), and sort latencies."""
     app = create_app(source=replay(rows), show_clock=False)
-    batches = note_calls(app.view, "extend")
+    batches = note_calls(app.main_screen.view, "extend")
     started = time.perf_counter()
     async with app.run_test(size=(160, 50)) as pilot:
         clock = FrameClock(app.screen)
-        while app.run_finished_count < 1:
+        while app.main_screen.run_finished_count < 1:
             await pilot.pause(0.01)
         while clock.first_after(batches[-1]) is None:
             await pilot.pause(0.005)
         loaded = clock.first_after(batches[-1]) - started
         await pilot.pause(2.0)  # idle: the app builds its filter index and sort orders now
-        applied = note_calls(app.view, "refresh")
+        applied = note_calls(app.main_screen.view, "refresh")
         await pilot.press("slash")
         keys = ["space" if char == " " else char for char in text]
         keystrokes, changing = [], []
         for key in keys:
-            shown = list(app.view.visible)
+            shown = list(app.main_screen.view.visible)
             keystrokes.append(await press_and_wait(pilot, clock, applied, key))
-            if app.view.visible != shown:  # this key changed the rows the table shows
+            if app.main_screen.view.visible != shown:  # this key changed the rows the table shows
                 changing.append(keystrokes[-1])
-        assert app.view.filter.text == text and 0 < len(app.view.visible) < len(rows)
+        assert app.main_screen.view.filter.text == text and 0 < len(
+            app.main_screen.view.visible
+        ) < len(rows)
         await pilot.press("escape")
         sorts = [await press_and_wait(pilot, clock, applied, key) for key in "ccnnmm"]
-        assert app.view.sort.key == "bytes"
+        assert app.main_screen.view.sort.key == "bytes"
         return loaded, keystrokes, changing, sorts
 
 

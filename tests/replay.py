@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 
-from torchscan_tui.run.session import (
+from torchscan_tui.formats.report import new_report
+from torchscan_tui.run.events import (
+    Event,
     OutputLine,
     PhaseChanged,
     ProfileMeta,
@@ -12,9 +15,62 @@ from torchscan_tui.run.session import (
     RssMeasured,
     RunFinished,
 )
-from torchscan_tui.run.sources import ReplaySource
+from torchscan_tui.run.sources import Emit
 
 MiB = 2**20
+
+
+class ReplaySource:
+    """Emits recorded events. With ``hold``, waits before the last event until released
+    or cancelled, so tests can watch (and cancel) a run in progress."""
+
+    rerunnable = True
+    timed = True
+
+    def __init__(
+        self,
+        events: Sequence[Event],
+        *,
+        title: str = "replay.py",
+        device: str = "cpu",
+        hold: threading.Event | None = None,
+    ):
+        self.events = list(events)
+        self.title = title
+        self.device = device
+        self.hold = hold
+        self.runs = 0
+        self.holding = threading.Event()  # set once every event but the last is out
+        self._cancelled = threading.Event()
+
+    def ready_events(self) -> list[Event]:
+        return []  # recorded events play as a run sends them
+
+    def run(self, emit: Emit) -> None:
+        self.runs += 1
+        self._cancelled.clear()
+        *body, last = self.events
+        for event in body:
+            emit(event)
+        self.holding.set()
+        if self.hold is not None:
+            while not self.hold.is_set() and not self._cancelled.is_set():
+                self.hold.wait(0.01)
+        if self._cancelled.is_set():
+            report = last.report if isinstance(last, RunFinished) else {}
+            emit(PhaseChanged("cancelled"))
+            emit(RunFinished("cancelled", "cancelled", report, False))
+            return
+        emit(last)
+
+    def damaged(self, detail: str | None = None) -> RunFinished:
+        raise AssertionError(f"a replay sends no rows as text ({detail})")
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+
+    def cleanup(self) -> None:
+        pass
 
 
 def make_row(operator, shapes, calls, cpu, device=None, net=0, kind="operator", callers=None):
@@ -76,17 +132,15 @@ def recorded_events(
             else None
         ),
     }
-    report = {
-        "schema": "torchscan-tui/report",
-        "schema_version": 1,
-        "operators": rows,
-        "context": context,
-        "diagnostics": diagnostics or [],
-        "totals": {"process_peak_rss": {"value": 300 * MiB, "launcher_floor": 11 * MiB}},
-        "trace_path": trace_path,
-        "workload": {"script": "replay.py"},
-        "run": {"complete": outcome == "done"},
-    }
+    report = new_report(
+        operators=rows,
+        context=context,
+        diagnostics=diagnostics or [],
+        totals={"process_peak_rss": {"value": 300 * MiB, "launcher_floor": 11 * MiB}},
+        trace_path=trace_path,
+        workload={"script": "replay.py"},
+        run={"complete": outcome == "done"},
+    )
     events = [PhaseChanged("measuring")]
     events += [OutputLine("workload", "stdout", line) for line in output]
     events.append(

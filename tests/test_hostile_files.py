@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import assert_refused_in_one_line
 
-from torchscan_tui.cli import command as cli_module
+from torchscan_tui.cli.arguments import check_script
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION
 
@@ -167,7 +167,7 @@ def test_a_file_that_is_no_script_report_or_trace_is_refused_up_front(tmp_path, 
 def test_a_script_without_py_runs_when_its_first_line_says_python(tmp_path):
     script = tmp_path / "train"
     script.write_text("#!/usr/bin/env python3\ndef workload():\n    pass\n")
-    assert cli_module._check_script(str(script)) is None
+    assert check_script(str(script)) is None
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "0", "-1"])

@@ -83,10 +83,10 @@ from torchscan_tui.ui.app import create_app
 async def main():
     app = create_app(config=RunConfig(script={str(script)!r}, device="cpu"))
     async with app.run_test() as pilot:
-        while app.run_finished_count < 1:
+        while app.main_screen.run_finished_count < 1:
             await pilot.pause()
-        assert app.state.phase == "done", app.state.message
-        assert app.view.rows
+        assert app.main_screen.state.phase == "done", app.main_screen.state.message
+        assert app.main_screen.view.rows
 asyncio.run(main())
 print("torch" in sys.modules, "textual" in sys.modules)
 """

@@ -7,9 +7,13 @@ import random
 import re
 
 import pytest
+from reference_rows import matches, sorted_indices
 from replay import make_row, sample_rows
 
-from torchscan_tui.analysis.rows import FilterError, RowView, Sort, parse_filter, sorted_indices
+from torchscan_tui.analysis.filtering import FilterError, parse_filter
+from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.sorting import Sort
+from torchscan_tui.formats.report_schema import accept_rows
 
 
 def names(view: RowView) -> list[str]:
@@ -111,7 +115,7 @@ def test_indexed_filter_agrees_with_the_row_by_row_reference(text):
     view = RowView(rows)
     view.index.index_some(4)  # partly indexed in idle time: the filter finishes the job
     view.set_filter(text)
-    reference = [i for i, row in enumerate(rows) if parse_filter(text).matches(row)]
+    reference = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
     assert view.visible == reference
 
 
@@ -135,7 +139,7 @@ def test_cached_sort_orders_agree_with_the_reference_sort_with_ties_and_missing(
     view = RowView(list(rows))
     for text in ("", "op1", "[1]"):
         view.set_filter(text)
-        indices = [i for i, row in enumerate(rows) if parse_filter(text).matches(row)]
+        indices = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
         for key in ("cpu", "calls"):
             for descending in (True, False):
                 view.set_sort(Sort(key, descending))
@@ -158,25 +162,37 @@ def test_set_filter_says_whether_the_visible_rows_changed():
     assert view.visible == list(range(len(view.rows)))
 
 
-def test_rows_share_names_kinds_and_empty_containers_and_stay_equal():
-    """Decoded rows each hold their own copies; the view makes them share one (the
-    memory stays down), and the rows still compare, export and save as before."""
+def test_accepted_rows_share_names_kinds_and_empty_containers_and_stay_equal():
+    """Decoded rows each hold their own copies; accepting them (as every decoder does)
+    makes them share one (the memory stays down), and the rows still compare, export and
+    save as before. The view then leaves them as they are."""
     decoded = json.loads(json.dumps([*sample_rows(), *sample_rows()]))
     copies = json.loads(json.dumps(decoded))
     first, second = decoded[: len(decoded) // 2], decoded[len(decoded) // 2 :]
-    view = RowView()
-    view.extend(first)
-    view.extend(second)
-    assert view.rows == copies and json.dumps(view.rows) == json.dumps(copies)
-    a, b = view.rows[0], view.rows[len(first)]
+    accept_rows(first)
+    accept_rows(second)
+    rows = first + second
+    assert rows == copies and json.dumps(rows) == json.dumps(copies)
+    a, b = rows[0], rows[len(first)]
     assert a["operator"] is b["operator"] and a["kind"] is b["kind"]
-    empty = [row for row in view.rows if not row["callers"]]
+    empty = [row for row in rows if not row["callers"]]
     assert len({id(row["callers"]) for row in empty}) == 1
     with pytest.raises(TypeError):
         empty[0]["callers"]["someone"] = 1  # shared: a change would reach every row
     with pytest.raises(TypeError):
-        view.rows[0]["diagnostics"].append("note")
-    assert any(row["callers"] for row in view.rows)  # callers that exist are kept
+        rows[0]["diagnostics"].append("note")
+    assert any(row["callers"] for row in rows)  # callers that exist are kept
+
+
+def test_the_view_never_changes_the_rows_it_is_given():
+    rows = json.loads(json.dumps(sample_rows()))
+    values = [[id(value) for value in row.values()] for row in rows]
+    view = RowView()
+    view.extend(rows[:2])
+    view.extend(rows[2:])
+    view.set_sort(view.sort.toggled("cpu"))
+    view.set_filter("relu")
+    assert [[id(value) for value in row.values()] for row in rows] == values
 
 
 def test_a_toggles_all_visible_and_the_selection_can_be_cleared():

@@ -6,12 +6,11 @@ import csv
 import json
 import threading
 
-from replay import make_row, recorded_events, replay_source, sample_rows
+from replay import ReplaySource, make_row, recorded_events, replay_source, sample_rows
 from textual import events
 from textual.widgets import Input
 
-from torchscan_tui.run.session import ProfileMeta, RowsReceived
-from torchscan_tui.run.sources import ReplaySource
+from torchscan_tui.run.events import ProfileMeta, RowsReceived
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
 from torchscan_tui.ui.screens.help_screen import HelpScreen
@@ -23,7 +22,7 @@ from torchscan_tui.ui.widgets.status_bar import StatusBar
 
 
 def visible_names(app):
-    return [app.view.rows[i]["operator"] for i in app.view.visible]
+    return [app.main_screen.view.rows[i]["operator"] for i in app.main_screen.view.visible]
 
 
 def style_of(strip):
@@ -38,12 +37,12 @@ async def test_rows_stream_in_and_the_status_line_counts_them(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert app.state.phase == "done"
-        assert len(app.view.visible) == 8
+        assert app.main_screen.state.phase == "done"
+        assert len(app.main_screen.view.visible) == 8
         text = status_text(app)
         assert "8 of 8 grouped operators" in text
         assert "limit none" in text and "sort rank" in text
-        assert app.state.rss["value"] == 300 * 2**20
+        assert app.main_screen.state.rss["value"] == 300 * 2**20
 
 
 def _short_of_the_total(row_limit=None, outcome="done"):
@@ -55,13 +54,14 @@ def _short_of_the_total(row_limit=None, outcome="done"):
     return [e for e in events if not (isinstance(e, RowsReceived) and len(e.rows) == 3)]
 
 
-async def test_the_status_line_tells_a_row_limit_from_rows_that_never_came(wait):
+async def test_the_status_line_tells_a_row_limit_from_rows_that_never_came(wait, held):
     """Rows short of the total are expected under a row limit (nothing is said), still
     coming while a run goes on ("so far"), and lost once it has ended without them."""
     hold = threading.Event()
-    app = create_app(source=ReplaySource(_short_of_the_total(), hold=hold), show_clock=False)
+    source = ReplaySource(_short_of_the_total(), hold=hold)
+    app = create_app(source=source, show_clock=False)
     async with app.run_test(size=(160, 30)) as pilot:
-        await pilot.pause(0.3)
+        await held(pilot, source)
         assert "5 of 8 grouped operators (5 received so far)" in status_text(app)
         hold.set()
         await wait(pilot)
@@ -74,7 +74,7 @@ async def test_the_status_line_tells_a_row_limit_from_rows_that_never_came(wait)
         assert "5 of 8 grouped operators · sort" in text and "limit 5" in text
 
 
-async def test_the_status_line_says_when_no_row_has_come(wait):
+async def test_the_status_line_says_when_no_row_has_come(wait, held):
     """Before the profile begins there are no rows yet; a run that ends there has none."""
     hold = threading.Event()
     events = [
@@ -82,9 +82,10 @@ async def test_the_status_line_says_when_no_row_has_come(wait):
         for e in recorded_events(outcome="cancelled")
         if not isinstance(e, (ProfileMeta, RowsReceived))
     ]
-    app = create_app(source=ReplaySource(events, hold=hold), show_clock=False)
+    source = ReplaySource(events, hold=hold)
+    app = create_app(source=source, show_clock=False)
     async with app.run_test(size=(160, 30)) as pilot:
-        await pilot.pause(0.3)
+        await held(pilot, source)
         assert status_text(app).startswith("no rows yet · sort rank")
         hold.set()
         await wait(pilot)
@@ -109,7 +110,7 @@ async def test_filter_by_shape_word_and_wildcard(wait):
         assert visible_names(app) == ["aten::addmm", "aten::mm", "aten::mm"]
         assert "filter “[*, 64] mm”" in status_text(app)
         await pilot.press("escape")
-        assert app.focused is app.table
+        assert app.focused is app.main_screen.table
 
 
 async def test_a_bad_filter_says_so_once_typing_pauses_and_hides_nothing(wait, until):
@@ -119,7 +120,7 @@ async def test_a_bad_filter_says_so_once_typing_pauses_and_hides_nothing(wait, u
         await pilot.press("slash", *"[8, x")
         error = app.query_one("#filter-error")
         assert not error.has_class("visible")  # not while the filter is being typed
-        assert len(app.view.visible) == 8
+        assert len(app.main_screen.view.visible) == 8
         await until(pilot, lambda: error.has_class("visible"))
         assert error.display and "showing all rows" in str(error.render())
         await pilot.press("]")
@@ -145,15 +146,19 @@ async def test_sort_keys_and_flip(wait):
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         await pilot.press("n")
-        calls = [app.view.rows[i]["calls"] for i in app.view.visible]
+        calls = [app.main_screen.view.rows[i]["calls"] for i in app.main_screen.view.visible]
         assert calls == sorted(calls, reverse=True)
         await pilot.press("n")
-        assert [app.view.rows[i]["calls"] for i in app.view.visible] == sorted(calls)
+        assert [
+            app.main_screen.view.rows[i]["calls"] for i in app.main_screen.view.visible
+        ] == sorted(calls)
         await pilot.press("m")
-        net = [app.view.rows[i]["cpu_net_bytes"] for i in app.view.visible]
+        net = [app.main_screen.view.rows[i]["cpu_net_bytes"] for i in app.main_screen.view.visible]
         assert net == sorted(net, reverse=True)
         await pilot.press("c")
-        cpu = [app.view.rows[i]["cpu_self_seconds"] for i in app.view.visible]
+        cpu = [
+            app.main_screen.view.rows[i]["cpu_self_seconds"] for i in app.main_screen.view.visible
+        ]
         assert cpu == sorted(cpu, reverse=True)
         assert "sort CPU self ↓" in status_text(app)
         await pilot.press("c")
@@ -164,9 +169,9 @@ async def test_device_sort_without_device_time_says_why(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
-        before = list(app.view.visible)
+        before = list(app.main_screen.view.visible)
         await pilot.press("g")
-        assert app.view.visible == before and app.view.sort.key == "rank"
+        assert app.main_screen.view.visible == before and app.main_screen.view.sort.key == "rank"
         messages = [n.message for n in app._notifications]
         assert any("not measured" in message for message in messages)
 
@@ -177,7 +182,10 @@ async def test_device_sort_with_recorded_cuda_rows_mock_gpu(wait):
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         await pilot.press("g")
-        device = [app.view.rows[i]["device_self_seconds"] for i in app.view.visible]
+        device = [
+            app.main_screen.view.rows[i]["device_self_seconds"]
+            for i in app.main_screen.view.visible
+        ]
         assert device == sorted(device, reverse=True)
         assert visible_names(app)[0] == "aten::addmm"
 
@@ -186,7 +194,7 @@ async def test_movement_keys(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        table = app.table
+        table = app.main_screen.table
         await pilot.press("down", "j")
         assert table.cursor == 2
         await pilot.press("up")
@@ -214,8 +222,8 @@ async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
         assert "aten::addmm" in body and "mps_cpu_dispatch_only" in body
         assert "forward ×12" in body and "not measured in this run" in body
         # Issue 20, 10: numbers, not only bars: the row's share and its time per call.
-        (addmm,) = [row for row in app.view.rows if row["operator"] == "aten::addmm"]
-        total = app.state.context["cpu_self_seconds_sum"]
+        (addmm,) = [row for row in app.main_screen.view.rows if row["operator"] == "aten::addmm"]
+        total = app.main_screen.state.context["cpu_self_seconds_sum"]
         share = f"{100 * addmm['cpu_self_seconds'] / total:.1f}% of all rows"
         assert share in body and "per call" in body
         await pilot.press("down")
@@ -228,7 +236,7 @@ async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        table, pane = app.table, app.query_one(DetailPane)
+        table, pane = app.main_screen.table, app.query_one(DetailPane)
         await pilot.click(OperatorTable, offset=(10, 3))  # the third row
         assert table.cursor == 2 and not pane.display
         await pilot.double_click(OperatorTable, offset=(10, 2))
@@ -236,13 +244,13 @@ async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
         header = str(table.render_line(0).text)
         calls_x = header.index("calls") + 1
         await pilot.click(OperatorTable, offset=(calls_x, 0))
-        assert app.view.sort.key == "calls" and app.view.sort.descending
-        counts = [app.view.rows[i]["calls"] for i in app.view.visible]
+        assert app.main_screen.view.sort.key == "calls" and app.main_screen.view.sort.descending
+        counts = [app.main_screen.view.rows[i]["calls"] for i in app.main_screen.view.visible]
         assert counts == sorted(counts, reverse=True)
         await pilot.click(OperatorTable, offset=(calls_x, 0))  # again flips, as n does
-        assert app.view.sort.key == "calls" and not app.view.sort.descending
+        assert app.main_screen.view.sort.key == "calls" and not app.main_screen.view.sort.descending
         await pilot.click(OperatorTable, offset=(header.index("operator") + 1, 0))
-        assert app.view.sort.key == "calls"  # not a sortable column: nothing changes
+        assert app.main_screen.view.sort.key == "calls"  # not a sortable column: nothing changes
 
 
 async def test_space_selects_and_a_selects_all_visible(wait):
@@ -250,12 +258,12 @@ async def test_space_selects_and_a_selects_all_visible(wait):
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         await pilot.press("space", "down", "space")
-        assert app.view.selected == {0, 1}
+        assert app.main_screen.view.selected == {0, 1}
         assert "2 selected" in status_text(app)
         await pilot.press("space")
-        assert app.view.selected == {0}
+        assert app.main_screen.view.selected == {0}
         await pilot.press("slash", *"mm", "escape", "a")
-        assert app.view.selected == {0, 1, 5}
+        assert app.main_screen.view.selected == {0, 1, 5}
 
 
 async def test_export_selected_rows_to_csv_and_confirm_overwrite(wait, tmp_path):
@@ -340,7 +348,7 @@ async def test_trace_export_is_unavailable_without_a_trace(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert app.check_action("export_trace", ()) is False
+        assert app.main_screen.check_action("export_trace", ()) is False
         await pilot.press("t")
         assert not isinstance(app.screen, ExportDialog)
 
@@ -353,32 +361,31 @@ async def test_rerun_runs_the_source_again(wait):
         await pilot.press("space", "r")
         await wait(pilot, runs=2)
         assert source.runs == 2
-        assert len(app.view.visible) == 8 and app.view.selected == set()
+        assert len(app.main_screen.view.visible) == 8 and app.main_screen.view.selected == set()
 
 
 async def test_cancel_while_running_reads_cancelled(wait):
     hold = threading.Event()
     app = create_app(source=replay_source(hold=hold), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        while len(app.view.rows) < 8:
+        while len(app.main_screen.view.rows) < 8:
             await pilot.pause()
-        assert app.state.running and app.check_action("cancel_run", ())
-        assert app.check_action("rerun", ()) is False
+        assert app.main_screen.state.running and app.main_screen.check_action("cancel_run", ())
+        assert app.main_screen.check_action("rerun", ()) is False
         await pilot.press("x")
         await wait(pilot)
-        assert app.state.phase == "cancelled"
-        assert len(app.view.rows) == 8  # what was shown stays
+        assert app.main_screen.state.phase == "cancelled"
+        assert len(app.main_screen.view.rows) == 8  # what was shown stays
         # Issue 20, bug 2: "cancelling…" stayed in the status line forever.
         assert "cancelling" not in str(app.query_one(StatusBar).render())
 
 
-async def test_quit_while_running_cancels_and_exits(wait):
+async def test_quit_while_running_cancels_and_exits(wait, until):
     hold = threading.Event()
     source = replay_source(hold=hold)
     app = create_app(source=source, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        while not app.view.rows:
-            await pilot.pause()
+        await until(pilot, lambda: app.main_screen.view.rows)
         await pilot.press("q")
         await pilot.pause()
     assert source._cancelled.is_set()
@@ -389,7 +396,7 @@ async def test_failed_run_sets_a_non_zero_return_code(wait):
     app = create_app(source=replay_source(outcome="failed"), show_clock=False)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
-        assert app.state.phase == "failed"
+        assert app.main_screen.state.phase == "failed"
         assert any("boom" in n.message for n in app._notifications)
         await pilot.press("q")
     assert app.return_code == 1
@@ -460,7 +467,7 @@ async def test_painted_lines_follow_selection_and_cursor(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        table = app.table
+        table = app.main_screen.table
         first = table.render_line(1)
         assert "●" not in first.text
         await pilot.press("space")
@@ -493,21 +500,21 @@ async def test_the_table_follows_its_rows_and_resizes_its_scrollbar(wait):
     app = create_app(source=replay_source(rows=rows), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        table = app.table
+        table = app.main_screen.table
         await pilot.press("end")
         assert table.scroll_y == table.max_scroll_y > 0
         assert table.show_vertical_scrollbar
 
         async def show(text: str) -> None:
-            app.view.set_filter(text)
+            app.main_screen.view.set_filter(text)
             table.view_changed()
             await pilot.pause()
 
         await show("kind:operator")  # the cursor stays on screen, the end moves up
-        assert len(app.view.visible) == 299 and table.cursor == 298
+        assert len(app.main_screen.view.visible) == 299 and table.cursor == 298
         assert table.scroll_y == table.max_scroll_y
         await show("[3, 4]")  # 43 rows: still more than the table's height
-        assert len(app.view.visible) == 43
+        assert len(app.main_screen.view.visible) == 43
         assert table.virtual_size.height == 44
         assert table.vertical_scrollbar.window_virtual_size == 44
         assert table.scroll_y == table.max_scroll_y == 44 - table.scrollable_content_region.height
@@ -551,7 +558,7 @@ async def test_keys_typed_in_one_burst_after_slash_are_the_filters_text(wait):
         await pilot.pause()
         box = app.query_one("#filter-input", Input)
         assert box.value == "gelu"
-        assert app.view.sort.key == "rank" and app.screen is app.screen_stack[0]
+        assert app.main_screen.view.sort.key == "rank" and app.screen is app.screen_stack[0]
         await pilot.press("slash")  # typed in the filter, "/" is a character
         assert box.value == "gelu/"
         for key, character in [("ctrl+u", None), ("r", "r"), ("e", "e"), ("l", "l")]:
@@ -587,7 +594,7 @@ async def test_the_header_shows_the_total_cpu_self_time(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(140, 30)) as pilot:
         await wait(pilot)
-        total = app.state.context["cpu_self_seconds_sum"]
+        total = app.main_screen.state.context["cpu_self_seconds_sum"]
         from torchscan_tui.common.formatting import format_seconds
 
         assert f"Σ CPU self {format_seconds(total)}" in str(app.query_one("#run-header").render())
@@ -598,19 +605,19 @@ async def test_selection_keys_a_and_shift_a_and_escape_twice(wait):
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
         await pilot.press("a")
-        assert app.view.selected == set(app.view.visible)
+        assert app.main_screen.view.selected == set(app.main_screen.view.visible)
         await pilot.press("a")
-        assert app.view.selected == set()
+        assert app.main_screen.view.selected == set()
         await pilot.press("space", "A")
-        assert app.view.selected == set()
+        assert app.main_screen.view.selected == set()
         await pilot.press("space", "enter", "escape")  # the first escape closes the pane
-        assert app.view.selected
+        assert app.main_screen.view.selected
         await pilot.press("escape")
-        assert app.view.selected == set()
+        assert app.main_screen.view.selected == set()
         await pilot.press("space")  # one row selected, then hidden by a filter
         await pilot.press("slash", *"nothing-like-it", "enter")
         await pilot.press("down")
-        app.view.set_filter("relu")
+        app.main_screen.view.set_filter("relu")
         await pilot.pause()
         await pilot.press("e")
         notes = " ".join(str(note.render()) for note in app.screen.query(".export-note"))

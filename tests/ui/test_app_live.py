@@ -19,12 +19,12 @@ async def test_live_run_of_a_real_workload_then_export(wait, tmp_path):
     app = create_app(config=config)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot, timeout=120)
-        assert app.state.phase == "done", app.state.message
-        assert app.state.rss["value"] > 50 * 2**20
-        names = {row["operator"] for row in app.view.rows}
+        assert app.main_screen.state.phase == "done", app.main_screen.state.message
+        assert app.main_screen.state.rss["value"] > 50 * 2**20
+        names = {row["operator"] for row in app.main_screen.view.rows}
         assert {"aten::mm", "tiny_block"} <= names
-        assert any("tiny: done" in line for line in app.state.log.lines)
-        trace = app.state.trace_path
+        assert any("tiny: done" in line for line in app.main_screen.state.log.lines)
+        trace = app.main_screen.state.trace_path
         assert trace and os.path.exists(trace)
         await pilot.press("slash", *"[8, 16]", "enter", "e")
         app.screen.query_one("#export-path", Input).value = str(tmp_path / "mm.csv")
@@ -46,10 +46,10 @@ async def test_live_failure_shows_the_workloads_error(wait):
     app = create_app(config=config)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot, timeout=120)
-        assert app.state.phase == "failed"
-        assert "ValueError: boom from the workload" in app.state.message
-        assert "raises.py" in app.state.message
-        assert any("Traceback" in line for line in app.state.log.lines)
+        assert app.main_screen.state.phase == "failed"
+        assert "ValueError: boom from the workload" in app.main_screen.state.message
+        assert "raises.py" in app.main_screen.state.message
+        assert any("Traceback" in line for line in app.main_screen.state.log.lines)
 
 
 async def test_an_app_left_without_q_still_removes_its_private_files(wait):
@@ -59,6 +59,6 @@ async def test_an_app_left_without_q_still_removes_its_private_files(wait):
     app = create_app(config=RunConfig(script=str(WORKLOADS / "tiny.py"), device="cpu"))
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot, timeout=120)
-        assert app.state.phase == "done", app.state.message
+        assert app.main_screen.state.phase == "done", app.main_screen.state.message
         assert private_dirs() - before  # the run's private directory, with the trace
     assert not private_dirs() - before

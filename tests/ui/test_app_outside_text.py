@@ -8,14 +8,14 @@ one way of showing it (``ui/literal.py``).
 from __future__ import annotations
 
 import pytest
-from replay import make_row, recorded_events
+from replay import ReplaySource, make_row, recorded_events
 from textual.events import Paste
 from textual.widgets import Input
 
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION
-from torchscan_tui.run.session import RunFinished
-from torchscan_tui.run.sources import ReplaySource
+from torchscan_tui.run.events import RunFinished
 from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.widgets.filter_bar import FilterBar
 
 OSC_TITLE = "\x1b]2;pwned\x1b\\"
 HOSTILE = [
@@ -86,7 +86,7 @@ def _hostile_report() -> dict:
 async def test_hostile_report_fields_are_shown_literally_everywhere(until, tmp_path):
     app = create_app(report=_hostile_report(), report_path="a[/x].json", show_clock=False)
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
-        await until(pilot, lambda: len(app.view.rows) == len(HOSTILE))
+        await until(pilot, lambda: len(app.main_screen.view.rows) == len(HOSTILE))
         await pilot.press("enter")  # the detail pane: kind, callers, diagnostics
         await pilot.pause()
         svg = _screen_text(app)
@@ -96,7 +96,8 @@ async def test_hostile_report_fields_are_shown_literally_everywhere(until, tmp_p
         # A filter holding markup is typed and shown, not parsed.
         await pilot.press("slash")
         app.query_one("#filter-input", Input).value = "a [/x]"
-        await pilot.pause(0.8)  # the filter's error waits for a pause in the typing
+        bar = app.query_one(FilterBar)
+        await until(pilot, lambda: bar.error)  # the error waits for a pause in the typing
         await pilot.press("escape")
         _assert_shown_literally(_screen_text(app))
         # The kernel view, its filter, and an export into a folder that does not exist.
@@ -128,14 +129,14 @@ async def test_a_failed_runs_message_is_a_literal_notice(wait, message):
 
 async def test_the_picker_names_files_literally(tmp_path):
     """A directory of traces named with markup and escapes opens the picker's labels."""
-    from torchscan_tui.ui.trace_picker import TracePicker
+    from torchscan_tui.ui.app import create_app
 
     folder = tmp_path / "runs[b]"
     folder.mkdir()
     traces = [folder / "[red]x.json", folder / f"t{OSC_TITLE}.json"]
     for trace in traces:
         trace.write_text("{}")
-    picker = TracePicker(folder, traces)
+    picker = create_app(traces=(folder, traces))
     async with picker.run_test(size=(120, 20)) as pilot:
         await pilot.pause()
         svg = _screen_text(picker)
@@ -143,14 +144,14 @@ async def test_the_picker_names_files_literally(tmp_path):
         assert "[red]x.json" in svg and "runs[b]" in svg
 
 
-async def test_the_compare_screen_shows_outside_text_literally(tmp_path):
+async def test_the_compare_screen_shows_outside_text_literally(until, tmp_path):
     from torchscan_tui.analysis.compare import compare_reports
-    from torchscan_tui.ui.compare_app import CompareApp
+    from torchscan_tui.ui.app import create_app
 
     before = {"operators": [make_row(text, [[1]], 1, 0.002) for text in HOSTILE]}
     after = {"operators": [make_row(text, [[1]], 2, 0.003) for text in HOSTILE[::2]]}
     diff = compare_reports(before, after, f"a[/x]{OSC_TITLE}.json", "b[bold].json")
-    app = CompareApp(diff)
+    app = create_app(diff=diff)
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
         await pilot.pause()
         svg = _screen_text(app)
@@ -162,8 +163,8 @@ async def test_the_compare_screen_shows_outside_text_literally(tmp_path):
         await pilot.pause()
         assert box.value == ""
         box.post_message(Paste("[/x]"))
-        await pilot.pause(0.8)
-        assert box.value == "[/x]"
+        bar = app.query_one(FilterBar)
+        await until(pilot, lambda: box.value == "[/x]" and bar.error)
         await pilot.press("escape", "b")
         await pilot.pause()
         _assert_shown_literally(_screen_text(app))

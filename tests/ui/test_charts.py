@@ -7,7 +7,6 @@ from textual.widgets import Static
 
 from torchscan_tui.analysis.compare import compare_reports
 from torchscan_tui.ui.app import create_app
-from torchscan_tui.ui.compare_app import CompareApp
 from torchscan_tui.ui.screens.chart_screen import ChartScreen
 
 from .conftest import wait_for_run
@@ -45,7 +44,7 @@ async def test_compare_chart_draws_faster_left_and_slower_right():
     before = [make_row("aten::mm", [[8]], 1, 0.010), make_row("aten::relu", [[8]], 1, 0.002)]
     after = [make_row("aten::mm", [[8]], 1, 0.004), make_row("aten::relu", [[8]], 1, 0.003)]
     diff = compare_reports({"operators": before}, {"operators": after}, "a.json", "b.json")
-    app = CompareApp(diff)
+    app = create_app(diff=diff)
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.press("b")
         await pilot.pause()

@@ -39,7 +39,7 @@ async def test_kernel_view_filters_sorts_and_exports(until, tmp_path):
     report, source = open_profile(DATA / "alexnet_cuda.json.gz")
     app = create_app(report=report, report_path=source, show_clock=False)
     async with app.run_test(size=(160, 30)) as pilot:
-        await until(pilot, lambda: bool(app.state.kernels))
+        await until(pilot, lambda: bool(app.main_screen.state.kernels))
         await pilot.press("k")
         await until(pilot, lambda: isinstance(app.screen, KernelScreen))
         table = app.screen.query_one(DataTable)
@@ -49,7 +49,7 @@ async def test_kernel_view_filters_sorts_and_exports(until, tmp_path):
         # The operator table's keys do not reach through: c would sort it, and l (no log
         # in a reopened file) says nothing here.
         await pilot.press("c", "l")
-        assert app.view.sort.key == "rank"
+        assert app.main_screen.view.sort.key == "rank"
         assert not any(notice.title == "l" for notice in app._notifications)
         await pilot.press("n")
         calls = [int(value.replace(",", "")) for value in _cells(table, 3)]
@@ -76,8 +76,8 @@ async def test_a_cpu_profile_offers_no_kernel_view(until):
     report, source = open_profile(DATA / "cpu_trace.json")
     app = create_app(report=report, report_path=source, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await until(pilot, lambda: app.view.rows != [])
-        assert app.check_action("kernels", ()) is False
+        await until(pilot, lambda: app.main_screen.view.rows != [])
+        assert app.main_screen.check_action("kernels", ()) is False
         await pilot.press("k")
         await pilot.pause()
         assert not isinstance(app.screen, KernelScreen)

@@ -10,7 +10,7 @@ from replay import make_row, replay_source
 from textual.widgets import Button, Input
 
 from torchscan_tui.formats.opening import open_profile, open_profile_paged
-from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
+from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, load_report, save_report
 from torchscan_tui.run.sources import ReportSource
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.operator_table import OperatorTable
@@ -59,12 +59,14 @@ async def test_save_reopen_export_round_trip(wait, tmp_path):
     reopened = create_app(report=report, report_path=source, show_clock=False)
     async with reopened.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert reopened.check_action("rerun", ()) is False  # nothing to rerun from a file
+        assert (
+            reopened.main_screen.check_action("rerun", ()) is False
+        )  # nothing to rerun from a file
         await pilot.press("l")  # nor any workload output to show
         assert not reopened.query_one("#log-pane").display
-        assert reopened.state.rss["value"] == 300 * 2**20
+        assert reopened.main_screen.state.rss["value"] == 300 * 2**20
         await pilot.press("slash", *"mm", "escape", "c")
-        assert len(reopened.view.visible) == 3
+        assert len(reopened.main_screen.view.visible) == 3
         await pilot.press("slash")
         reopened.query_one("#filter-input", Input).value = ""
         await pilot.press("escape")
@@ -86,10 +88,17 @@ async def test_a_big_report_shows_its_first_page_then_every_row(wait, tmp_path):
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert [row["operator"] for row in app.view.rows] == [row["operator"] for row in rows]
-        assert app.state.report["operators"] == rows
+        assert [row["operator"] for row in app.main_screen.view.rows] == [
+            row["operator"] for row in rows
+        ]
         assert "3,000 of 3,000" in str(app.query_one("#status-bar").render())
-        assert app.state.message == "3000 rows from a saved report"
+        assert app.main_screen.state.message == "3000 rows from a saved report"
+        saved = tmp_path / "again.json"
+        await pilot.press("w")
+        app.screen.query_one("#export-path", Input).value = str(saved)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+    assert load_report(saved)["operators"] == rows
 
 
 class HeldReportSource(ReportSource):
@@ -104,31 +113,31 @@ class HeldReportSource(ReportSource):
         super().run(emit)
 
 
-async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, tmp_path):
+async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, until, tmp_path):
     """The decoded first page is applied before the first frame, not handed over by the
     source's thread a drain tick later: with that thread held, the rows are on screen."""
     _, opened, path, pending = saved_big_report(tmp_path, 300)
     source = HeldReportSource(opened, path, pending)
     app = create_app(source=source, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause(0.2)
-        assert len(app.view.visible) == 100
-        first_row = app.query_one(OperatorTable).render_line(1).text
-        assert "op0000" in first_row
+        table = app.query_one(OperatorTable)
+        await until(pilot, lambda: "op0000" in table.render_line(1).text)
+        assert len(app.main_screen.view.visible) == 100
         source.release.set()
         await wait(pilot)
-        assert len(app.view.visible) == 300
-        assert app.state.message == "300 rows from a saved report"
+        assert len(app.main_screen.view.visible) == 300
+        assert app.main_screen.state.message == "300 rows from a saved report"
 
 
-async def test_leaving_while_rows_still_decode_is_quiet(tmp_path):
+async def test_leaving_while_rows_still_decode_is_quiet(until, tmp_path):
     """The app torn down mid-load (as run_test and a closing terminal do): the decode
     ticks still pending find no widgets and stop, instead of raising NoMatches."""
     rows, opened, path, pending = saved_big_report(tmp_path, 50_000)
     app = create_app(report=opened, report_path=path, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
-        await pilot.pause(0.45)  # past the settle (0.4 s): parts decode, a slice at a time
-        assert len(app.view.rows) < len(rows)
+        # past the settle (0.4 s): parts decode, a slice at a time
+        await until(pilot, lambda: len(app.main_screen.view.rows) > 100, idle=False)
+        assert len(app.main_screen.view.rows) < len(rows)
 
 
 async def test_a_report_damaged_past_its_first_page_shows_that_page_as_incomplete(wait, tmp_path):
@@ -142,12 +151,17 @@ async def test_a_report_damaged_past_its_first_page_shows_that_page_as_incomplet
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert [row["operator"] for row in app.view.rows] == [r["operator"] for r in rows[:100]]
-        assert app.state.complete is False
+        assert [row["operator"] for row in app.main_screen.view.rows] == [
+            r["operator"] for r in rows[:100]
+        ]
+        assert app.main_screen.state.complete is False
         assert "done, incomplete" in str(app.query_one("#run-header").render())
-        assert str(path) in app.state.message and "damaged" in app.state.message
-        assert app.state.report["run"]["complete"] is False
-        assert len(app.state.report["operators"]) == 100
+        assert (
+            str(path) in app.main_screen.state.message
+            and "damaged" in app.main_screen.state.message
+        )
+        assert app.main_screen.state.report["run"]["complete"] is False
+        assert len(app.main_screen.state.report["operators"]) == 100
 
 
 async def test_a_trace_cut_short_opens_marked_incomplete_and_says_why(wait, tmp_path):
@@ -158,7 +172,7 @@ async def test_a_trace_cut_short_opens_marked_incomplete_and_says_why(wait, tmp_
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
-        assert app.view.rows and app.state.complete is False
+        assert app.main_screen.view.rows and app.main_screen.state.complete is False
         assert "done, incomplete" in str(app.query_one("#run-header").render())
         said = {n.title: n.message for n in app._notifications}
         assert "is cut short" in said["Incomplete"] and str(path) in said["Incomplete"]
@@ -183,10 +197,10 @@ async def test_a_row_of_the_wrong_type_past_the_first_page_keeps_the_rows_before
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
-        assert app.state.complete is False
-        assert "row 2501: calls: Expected `int`, got `str`" in app.state.message
-        assert str(path) in app.state.message
-        shown = [row["operator"] for row in app.view.rows]
+        assert app.main_screen.state.complete is False
+        assert "row 2501: calls: Expected `int`, got `str`" in app.main_screen.state.message
+        assert str(path) in app.main_screen.state.message
+        shown = [row["operator"] for row in app.main_screen.view.rows]
         assert shown == [r["operator"] for r in rows[: len(shown)]] and 100 <= len(shown) <= 2500
 
 
@@ -205,8 +219,8 @@ async def test_keys_that_do_not_apply_to_a_reopened_report_say_why(tmp_path, wai
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
         for key in ("t", "r", "l"):
-            assert app.check_action({"t": "export_trace", "r": "rerun", "l": "toggle_log"}[key],
-                                    ()) is False  # fmt: skip
+            action = {"t": "export_trace", "r": "rerun", "l": "toggle_log"}[key]
+            assert app.main_screen.check_action(action, ()) is False
         await pilot.press("t", "r", "l")
         said = " ".join(notice.message for notice in app._notifications)
         assert "its trace" in said and "is gone" in said

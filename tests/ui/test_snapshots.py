@@ -20,7 +20,7 @@ def _app(**kwargs):
 
 async def _finished(pilot) -> None:
     await wait_for_run(pilot)
-    pilot.app.table.cursor = 0
+    pilot.app.main_screen.table.cursor = 0
 
 
 def test_main_screen(snap_compare):
@@ -53,3 +53,16 @@ def test_chart_screen(snap_compare):
         await pilot.press("b")
 
     assert snap_compare(_app(), terminal_size=(120, 30), run_before=open_chart)
+
+
+def test_compare_screen(snap_compare):
+    from replay import make_row
+
+    from torchscan_tui.analysis.compare import compare_reports
+
+    before = {"operators": [make_row("aten::mm", [[8, 8]], 4, 0.004),
+                            make_row("aten::relu", [[8]], 4, 0.001)]}  # fmt: skip
+    after = {"operators": [make_row("aten::mm", [[8, 8]], 4, 0.002),
+                           make_row("aten::gelu", [[8]], 4, 0.0015)]}  # fmt: skip
+    app = create_app(diff=compare_reports(before, after, "before.json", "after.json"))
+    assert snap_compare(app, terminal_size=(120, 24))

@@ -88,7 +88,6 @@ class Aggregation:
     groups: list[Group]
     event_count: int
     device_event_count: int
-    threads: int
     kernels: list[KernelGroup] = field(default_factory=list)
     device_ns: int = 0  # all device work, attributed or not
     unattributed_ns: dict[str, int] = field(default_factory=dict)  # by unattributed row
@@ -311,7 +310,6 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         groups=groups,
         event_count=columns.event_count,
         device_event_count=class_counts[DEVICE_WORK],
-        threads=len(set(threads)),
         kernels=kernel_groups(attribution, names, columns.activities, durations),
         device_ns=sum(map(durations.__getitem__, attribution.work)),
         unattributed_ns=attribution.unattributed_ns,

@@ -15,7 +15,6 @@ from pathlib import Path
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import Progress, no_progress
 from torchscan_tui.formats.report import (
-    FIRST_PAGE_ROWS,
     SCHEMA_NAME,
     PendingRows,
     ReportError,
@@ -26,6 +25,7 @@ from torchscan_tui.formats.report import (
 )
 
 TRACE_SUFFIXES = (".json", ".json.gz")
+FIRST_PAGE_ROWS = 200  # decoded before the app starts: more than any screen shows
 
 
 def traces_in(folder: Path) -> list[Path]:

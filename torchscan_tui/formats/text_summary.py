@@ -8,11 +8,11 @@ rank order, then its diagnostics (pure: no torch, no textual).
 from __future__ import annotations
 
 from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.shares import FIELD_LABELS
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 
 TOP_ROWS = 30
-RANKS = {"cpu_self_seconds": "CPU self time", "device_self_seconds": "device self time"}
 
 
 def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_ROWS) -> str:
@@ -21,7 +21,7 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     the count comes from its context."""
     context = report.get("context") or {}
     total = context.get("total_grouped_operators") or len(rows)
-    ranked = RANKS.get(context.get("ranked_by"), "self time")
+    ranked = FIELD_LABELS.get(context.get("ranked_by"), "self time")
     header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss:

@@ -30,7 +30,7 @@ from typing import Any, Literal, TypedDict
 
 from torchscan_tui.common.gcpause import GcBurst
 from torchscan_tui.formats.report import finite
-from torchscan_tui.formats.report_schema import KernelRow, Note, Row, check_rows
+from torchscan_tui.formats.report_schema import KernelRow, Note, Row, accept_rows
 
 try:  # msgspec is several times faster for 100k rows; the stdlib is the fallback.
     import msgspec as _msgspec
@@ -56,6 +56,7 @@ def encode(message: dict) -> bytes:
     return (line + "\n").encode()
 
 
+ROW_BATCH = 1000  # rows per message on the channel (and per batch a reopened report sends)
 PHASES = ("loading", "profiling", "aggregating", "sending", "tracing")
 
 
@@ -91,7 +92,7 @@ def check_message(message: dict, rows_before: int = 0) -> dict:
     For messages decoded without msgspec's typed decoder (which checks as it decodes)."""
     kind = message.get("type")
     if kind == "rows":
-        check_rows(message.get("rows"), offset=rows_before)
+        accept_rows(message.get("rows"), offset=rows_before)
     elif kind in _SHAPES:
         if _msgspec is not None:
             try:

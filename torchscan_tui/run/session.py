@@ -13,13 +13,23 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 from torchscan_tui.analysis import diagnostics as diag
-from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, PendingRows
+from torchscan_tui.common.line_tail import LineTail
+from torchscan_tui.formats.report import new_report
+from torchscan_tui.run.events import (
+    EventCallback,
+    OutputLine,
+    PhaseChanged,
+    ProfileMeta,
+    RowsReceived,
+    RssMeasured,
+    RssSampled,
+    RunFinished,
+)
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import read_messages
@@ -57,78 +67,12 @@ class RunConfig:
         return command + ["--", *self.args]
 
 
-# Events --------------------------------------------------------------------------------
-# Immutable and plain: NamedTuples, as a frozen dataclass costs ~1.3 ms to define and
-# eight of them were ~10 ms of the app's start-up.
-
-
-class PhaseChanged(NamedTuple):
-    phase: str  # starting, measuring, profiling, aggregating, receiving, tracing, done,
-    # failed, cancelled
-
-
-class OutputLine(NamedTuple):
-    source: str  # "workload" (the RSS run) or "profiler" (the worker run)
-    stream: str  # "stdout" or "stderr"
-    text: str
-
-
-class RssSampled(NamedTuple):
-    seconds: float
-    rss_bytes: int
-
-
-class RssMeasured(NamedTuple):
-    """The kernel's figure for the RSS run, with how it ended (plain data, JSON-ready)."""
-
-    rss: dict
-    status: dict
-    wall_seconds: float
-    samples: list  # [seconds, rss_bytes] pairs, sampled from /proc: approximate
-    leftover_processes: int = 0
-
-
-class ProfileMeta(NamedTuple):
-    context: dict
-    diagnostics: list
-    totals: dict
-    trace_path: str | None
-    kernels: list = []  # the kernel view's rows (device runs); never mutated
-
-
-class RowsReceived(NamedTuple):
-    rows: list
-
-
-class RowTextsReceived(NamedTuple):
-    """Rows still as JSON text (a reopened report's, after its first page).
-
-    The app decodes them on its own thread, a part per moment: a thread that decodes them
-    holds the interpreter lock through each decode and slowed the app's frames to 200 ms.
-    """
-
-    texts: PendingRows
-
-
-class RunFinished(NamedTuple):
-    outcome: str  # "done", "failed" or "cancelled"
-    message: str
-    report: dict
-    complete: bool  # False when rows are missing or partial
-    details: str = ""  # a traceback or the workload's last stderr lines
-
-
-Event = (
-    PhaseChanged | OutputLine | RssSampled | RssMeasured | ProfileMeta | RowsReceived | RunFinished
-)
-EventCallback = Callable[[Event], None]
-
-
 MAX_STORED_SAMPLES = 240
+STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
 _TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
 
 
-def failure_message(script: str, how: str, stderr_tail: list[str]) -> str:
+def failure_message(script: str, how: str, stderr_tail: Sequence[str]) -> str:
     """One line for a failed workload: how it ended, its last stderr line, and where.
 
     For an exception or a syntax error the last ``File "...", line N`` of the traceback
@@ -207,30 +151,11 @@ def workload_block(config: RunConfig) -> dict:
 
 def empty_report(config: RunConfig) -> dict:
     """The report before anything is known: every figure missing, not zero."""
-    return {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": [],
-        "context": {"device": config.device, "row_limit": config.row_limit},
-        "diagnostics": [],
-        "kernels": [],
-        "totals": {"process_peak_rss": None},
-        "trace_path": None,
-        "workload": workload_block(config),
-        "run": {"rss_status": None, "profile_status": None, "complete": False},
-    }
-
-
-@dataclass
-class _Tail:
-    """The last lines of a stream, for error messages."""
-
-    limit: int = 20
-    lines: list[str] = field(default_factory=list)
-
-    def add(self, line: str) -> None:
-        self.lines.append(line)
-        del self.lines[: -self.limit]
+    return new_report(
+        context={"device": config.device, "row_limit": config.row_limit},
+        workload=workload_block(config),
+        run={"rss_status": None, "profile_status": None, "complete": False},
+    )
 
 
 class Session:
@@ -242,7 +167,7 @@ class Session:
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
         self._current: MeasuredCommand | None = None
-        self._stderr_tail = _Tail()
+        self._stderr_tail = LineTail(STDERR_TAIL_LINES)
         self.report = empty_report(config)
         self._private_dir: PrivateDir | None = None
 

@@ -1,9 +1,9 @@
 """Where a run's events come from (no torch, no textual).
 
-The app is handed a source and never knows which: a live :class:`LiveSource` (the RSS
-child and the profile worker), a :class:`ReportSource` (a saved report, reopened without
-torch) or a :class:`ReplaySource` (recorded events, for tests and demos). ``run`` blocks
-and is called from a worker thread; ``emit`` is thread-safe on the app's side.
+The profile screen is handed a source and never knows which: a live :class:`LiveSource`
+(the RSS child and the profile worker) or a :class:`ReportSource` (a saved report,
+reopened without torch); the tests hand it recorded events (tests/replay.py). ``run``
+blocks and is called from a worker thread; ``emit`` is thread-safe on the app's side.
 """
 
 from __future__ import annotations
@@ -11,21 +11,22 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Protocol
 
-from torchscan_tui.formats.report import ROW_BATCH, PendingRows, incomplete_run
-from torchscan_tui.run.session import (
+from torchscan_tui.formats.report import incomplete_run
+from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.run.events import (
     Event,
     PhaseChanged,
     ProfileMeta,
     RowsReceived,
     RowTextsReceived,
     RssMeasured,
-    RunConfig,
     RunFinished,
-    Session,
 )
+from torchscan_tui.run.protocol import ROW_BATCH
+from torchscan_tui.run.session import RunConfig, Session
 
 Emit = Callable[[Event], None]
 
@@ -42,6 +43,11 @@ class RunSource(Protocol):
         ...
 
     def run(self, emit: Emit) -> None: ...
+
+    def damaged(self, detail: str | None = None) -> RunFinished:
+        """The end of a run whose rows sent as text hold one of the wrong type
+        (``detail`` says which): the rows before it are kept."""
+        ...
 
     def cancel(self) -> None: ...
 
@@ -72,6 +78,10 @@ class LiveSource:
             previous.cleanup()
         session.run()
 
+    def damaged(self, detail: str | None = None) -> RunFinished:
+        # Never asked: a live run's rows are checked as the channel decodes them.
+        return RunFinished("failed", f"rows of the wrong type: {detail}", {}, False)
+
     def cancel(self) -> None:
         with self._lock:
             session = self._session
@@ -83,15 +93,6 @@ class LiveSource:
             session = self._session
         if session is not None:
             session.cleanup()
-
-
-def report_events(report: dict) -> list[Event]:
-    """The events that replay a saved report into the UI."""
-    return [
-        *_report_opened(report),
-        *_row_batches(report.get("operators") or []),
-        _finished(report),
-    ]
 
 
 def _report_opened(report: dict) -> list[Event]:
@@ -134,54 +135,6 @@ def _finished(report: dict, rows: int | None = None) -> RunFinished:
     if not complete and run.get("note"):  # why the file's rows are incomplete
         message = run["note"]
     return RunFinished("done", message, report, complete)
-
-
-class ReplaySource:
-    """Emits recorded events. With ``hold``, waits before the last event until released
-    or cancelled, so tests can watch (and cancel) a run in progress."""
-
-    rerunnable = True
-    timed = True
-
-    def __init__(
-        self,
-        events: Sequence[Event],
-        *,
-        title: str = "replay.py",
-        device: str = "cpu",
-        hold: threading.Event | None = None,
-    ):
-        self.events = list(events)
-        self.title = title
-        self.device = device
-        self.hold = hold
-        self.runs = 0
-        self._cancelled = threading.Event()
-
-    def ready_events(self) -> list[Event]:
-        return []  # recorded events play as a run sends them
-
-    def run(self, emit: Emit) -> None:
-        self.runs += 1
-        self._cancelled.clear()
-        *body, last = self.events
-        for event in body:
-            emit(event)
-        if self.hold is not None:
-            while not self.hold.is_set() and not self._cancelled.is_set():
-                self.hold.wait(0.01)
-        if self._cancelled.is_set():
-            report = last.report if isinstance(last, RunFinished) else {}
-            emit(PhaseChanged("cancelled"))
-            emit(RunFinished("cancelled", "cancelled", report, False))
-            return
-        emit(last)
-
-    def cancel(self) -> None:
-        self._cancelled.set()
-
-    def cleanup(self) -> None:
-        pass
 
 
 class ReportSource:

@@ -1,9 +1,10 @@
-"""The torchscan-tui app: run a workload, watch it, browse its operators from the keyboard.
+"""The torchscan-tui app: one App for every mode, each mode a screen.
 
-The app is handed a :class:`~torchscan_tui.run.sources.RunSource` and knows nothing of how
-events are made. The source runs in one thread worker and appends events to an inbox; a
-timer drains the inbox 20 times a second and applies each batch in one
-``batch_update()``, so a flood of rows or output never re-renders per item.
+:func:`create_app` is the one factory the CLI and the tests use. It picks the screen the
+app opens on (its default screen): the profile screen for a run or a reopened file, the
+compare screen for two profiles, the picker for a directory of traces. The app itself
+owns only what is the process's: the stylesheet, notices shown literally, the terminal
+going away, quitting, and the command palette (each screen lists its own actions).
 """
 
 from __future__ import annotations
@@ -12,166 +13,62 @@ import asyncio
 import os
 import signal
 import threading
-import time
-from collections import deque
-from collections.abc import Iterable, Iterator
-from dataclasses import replace
-from functools import partial
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from pathlib import Path
 
-from rich.console import RenderableType
-from textual import on, work
-from textual.app import App, ComposeResult, SystemCommand
-from textual.binding import Binding
-from textual.css.query import NoMatches
+from textual.app import App, SystemCommand
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
-from textual.widgets import Input
-from textual.worker import Worker, WorkerState
 
-from torchscan_tui.analysis.device_summary import device_line
-from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
-from torchscan_tui.analysis.kernel_view import KERNEL_COLUMNS
-from torchscan_tui.analysis.rows import RowView, has_device_time
-from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
-from torchscan_tui.common.formatting import format_seconds
-from torchscan_tui.common.gcpause import GcBurst, freeze_long_lived
-from torchscan_tui.common.memory import return_free_memory
-from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
-from torchscan_tui.formats.report import PendingRows, save_report
-from torchscan_tui.run.session import RowsReceived, RowTextsReceived, RunConfig, RunFinished
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.run.session import RunConfig
 from torchscan_tui.run.sources import LiveSource, ReportSource, RunSource
-from torchscan_tui.ui.exporting import Exporting
-from torchscan_tui.ui.literal import LiteralNotices
-from torchscan_tui.ui.row_browsing import FILTER_BINDINGS, SELECTION_BINDINGS, RowBrowsing
-from torchscan_tui.ui.run_state import RunState
-from torchscan_tui.ui.widgets.charts import share_chart
-from torchscan_tui.ui.widgets.detail_pane import DetailPane
-from torchscan_tui.ui.widgets.filter_bar import FilterBar
-from torchscan_tui.ui.widgets.key_footer import KeyFooter
-from torchscan_tui.ui.widgets.log_pane import LogPane
-from torchscan_tui.ui.widgets.operator_table import OperatorTable
-from torchscan_tui.ui.widgets.rss_panel import RssPanel
-from torchscan_tui.ui.widgets.run_header import RunHeader
-from torchscan_tui.ui.widgets.status_bar import StatusBar
-
-# The screens (help, chart, export dialog) load when first opened: ~16 ms of start-up.
-if TYPE_CHECKING:
-    from torchscan_tui.ui.screens.export_dialog import ExportRequest
-
-DRAIN_INTERVAL = 0.05
-MAX_EVENTS_PER_TICK = 5000
-# Events are applied for at most this long at a time (rows sent as text are decoded
-# then), the rest right after waiting keys and a frame.
-FIRST_FRAME_WAIT_S = 2.0  # the run starts after the first frame, or after this at most
-DRAIN_SLICE_S = 0.012
-DRAIN_AGAIN_S = 0.004
-# Rows sent as text wait this long after a run starts: the first page is painted and
-# Textual's start-up (the footer composed several times over) is done by then. Slices of
-# decoding leave too little idle time for a footer recompose, and the screen paints
-# nothing while one is in flight.
-DECODE_SETTLE_S = 0.4
-# The actions check_action may hide or show, depending on the run and the rows.
-VARIABLE_ACTIONS = (
-    "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log",
-    "kernels",
-)  # fmt: skip
-QUIT_WAIT_SECONDS = 1.8
-WARM_UP_INTERVAL = 0.05
-SORT_KEYS = {"cpu": "cpu_self_seconds", "device": "device_self_seconds"}
-SCREEN_WIDE = frozenset({"quit", "help", "command_palette"})  # over any screen of ours
-# Not listed again in the palette: Textual lists its own Quit; escape and ctrl+u are keys.
-PALETTE_SKIPS = frozenset({"leave", "quit", "clear_filter"})
+from torchscan_tui.ui.screens.profile_screen import ProfileScreen
 
 
-class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
-    """One screen: header, peak RSS, filter, operator table, detail and log panes."""
+class TorchscanApp(App[object]):
+    """The app around one main screen; its result is the picker's choice, if any."""
 
     CSS_PATH = "app.tcss"
     TITLE = "torchscan-tui"
-    BINDINGS = [
-        # Help first: a narrow terminal's footer cuts its last keys off.
-        Binding("question_mark,f1", "help", "Help", tooltip="Keys and what the numbers mean"),
-        *FILTER_BINDINGS,
-        Binding("c", "sort('cpu')", "CPU", tooltip="Sort by CPU self time; again flips"),
-        Binding("g", "sort('device')", "Device", tooltip="Sort by device (CUDA) self time"),
-        Binding("n", "sort('calls')", "Calls", tooltip="Sort by call count"),
-        Binding("m", "sort('bytes')", "Bytes", tooltip="Sort by CPU net bytes"),
-        Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
-        *SELECTION_BINDINGS,
-        Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
-        Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
-        Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
-        Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace"),
-        Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
-        Binding("l", "toggle_log", "Log", tooltip="Show or hide the workload's output"),
-        Binding("r", "rerun", "Rerun", tooltip="Run the workload again"),
-        Binding("x", "cancel_run", "Cancel", tooltip="Cancel the run"),
-        Binding("q,f10", "quit", "Quit", tooltip="Quit, cancelling any run"),
-        Binding("escape", "leave", "Back", show=False),
-    ]
 
-    def __init__(self, source: RunSource, *, show_clock: bool = True, handle_hangup: bool = False):
+    def __init__(self, main_screen: Screen, *, handle_hangup: bool = False):
         super().__init__()
+        self.main_screen = main_screen
         self.handle_hangup = handle_hangup
-        self.source = source
-        self.show_clock = show_clock
-        self.state = RunState()
-        self.view = RowView()
-        self._inbox: deque = deque()
-        # The collector is off while rows sent as text decode: its full passes over the
-        # growing rows took up to 0.2 s each, several times over 100k rows.
-        self._decoding = GcBurst()
-        self._available_actions: tuple | None = None
-        self._decode_from = 0.0
-        self._tick = 0
-        self._run_worker: Worker | None = None
-        self._status_message = ""
-        self._leaving = False
-        self._first_frame = threading.Event()
-        self.run_finished_count = 0
 
-    # Layout -------------------------------------------------------------------------
-
-    def compose(self) -> ComposeResult:
-        yield RunHeader(id="run-header")
-        yield RssPanel(id="rss-panel")
-        yield FilterBar(id="filter-bar")
-        yield OperatorTable(self.view, id="operator-table")
-        yield DetailPane(id="detail-pane")
-        yield LogPane(id="log-pane")
-        yield StatusBar(id="status-bar")
-        yield KeyFooter(compact=True)
-
-    @property
-    def table(self) -> OperatorTable:
-        return self.query_one(OperatorTable)
+    def get_default_screen(self) -> Screen:
+        return self.main_screen
 
     def on_mount(self) -> None:
         if self.handle_hangup:
             # SIGTERM quits like q does; a closed terminal (SIGHUP) cannot: see _hung_up.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
             signal.signal(signal.SIGHUP, self._hung_up)
-        self.watch_filter_input()
-        self.table.focus()
-        self.set_interval(DRAIN_INTERVAL, self._drain)
-        self.start_run()
 
-    def on_unmount(self) -> None:
-        """However the app ends (q, an error, a test leaving ``run_test``), the run goes
-        with it: its processes are cancelled and its private files (the trace kept for
-        ``t``) removed. After q the run is cancelled already; again is harmless."""
-        self._begin_leaving()
-        self.source.cancel()
-        self.source.cleanup()
-
-    def _begin_leaving(self) -> None:
-        """From now on no run starts; a source still waiting for the first frame wakes
-        and does nothing (q, unmount and a hang-up all come here first)."""
-        self._leaving = True
-        self._first_frame.set()
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Every notice shows its message literally: markup off, controls made visible
+        (messages hold paths, operator names and errors from outside)."""
+        super().notify(
+            neutralise_controls(str(message)),
+            title=neutralise_controls(str(title)),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     def _terminated(self) -> None:
-        self.call_later(self.action_quit)
+        quit_main = getattr(self.main_screen, "action_quit", None)
+        self.call_later(quit_main or self.exit)
 
     def _hung_up(self, signum: int, frame: object) -> None:
         """The terminal is gone (SIGHUP: an SSH drop, a killed tmux server).
@@ -185,469 +82,16 @@ class TorchscanApp(RowBrowsing, Exporting, LiteralNotices, App[None]):
         threading.Thread(target=self._leave_after_hangup, name="hangup", daemon=True).start()
 
     def _leave_after_hangup(self) -> None:
-        self._begin_leaving()
-        self.source.cancel()
-        worker = self._run_worker
-        deadline = time.monotonic() + QUIT_WAIT_SECONDS
-        while worker is not None and not worker.is_finished and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.source.cleanup()
+        if isinstance(self.main_screen, ProfileScreen):
+            self.main_screen.leave_after_hangup()
         os._exit(128 + signal.SIGHUP)
 
-    # Running --------------------------------------------------------------------------
-
-    def start_run(self) -> None:
-        self.state.start()
-        self._status_message = ""
-        self.view.set_rows([])
-        self._inbox.clear()
-        self._decode_from = time.monotonic() + DECODE_SETTLE_S
-        self.query_one(LogPane).reset()
-        self._inbox.extend(self.source.ready_events())
-        self._render_all(rows_replaced=True)
-        if self._inbox:
-            self._drain()  # a reopened report's first rows, before the first frame
-        self._run_worker = self._run_source()
-        self.call_after_refresh(self._first_frame.set)
-
-    @work(thread=True, exclusive=True, group="run", exit_on_error=False)
-    def _run_source(self) -> None:
-        # The source runs once the first frame is out: a reopened report's thread first
-        # splits 100k rows (~50 ms holding the interpreter), which that frame need not
-        # wait for. (Its worker exists from the start, for whoever waits on the run.)
-        self._first_frame.wait(FIRST_FRAME_WAIT_S)
-        if not self._leaving:  # q before the first frame: start nothing to cancel
-            self.source.run(self._inbox.append)
-
-    @on(Worker.StateChanged)
-    def _worker_changed(self, event: Worker.StateChanged) -> None:
-        """Every worker failure ends up here: a notification and a failed state."""
-        if event.state != WorkerState.ERROR:
-            return
-        error = event.worker.error
-        message = f"{type(error).__name__}: {error}"
-        if event.worker.group == "run":
-            # After the events already queued, so nothing queued can overwrite "failed".
-            self._inbox.append(RunFinished("failed", f"the run broke: {message}", {}, False))
-        else:
-            self.notify(message, title="Error", severity="error", timeout=10)
-
-    def _drain(self) -> None:
-        """Apply the events that arrived since the last tick, in one batch.
-
-        A batch is at most DRAIN_SLICE_S of work; the rest follows a moment later, after
-        waiting keys and a frame (rows sent as text are decoded here, a part at a time).
-        """
-        try:
-            self._drain_batch()
-        except NoMatches:
-            # Only while the app is torn down: Textual removes the widgets one at a
-            # time, awaiting between them, and this tick can come in between. There is
-            # nothing left to show.
-            return
-
-    def _drain_batch(self) -> None:
-        self._tick += 1
-        if not self._inbox:
-            if self.state.running and self.show_clock:
-                self._render_header()
-            return
-        finished = False
-        budget = MAX_EVENTS_PER_TICK  # a flood is spread over ticks; keys stay responsive
-        deadline = time.monotonic() + DRAIN_SLICE_S
-        while self._inbox and budget:
-            budget -= 1
-            event = self._inbox.popleft()
-            if isinstance(event, RowTextsReceived):
-                if time.monotonic() < self._decode_from:  # settle first: see DECODE_SETTLE_S
-                    self._inbox.appendleft(event)  # for a later tick
-                    break
-                self._decoding.set(True)
-                try:
-                    event = RowsReceived(event.texts.decode())
-                except ValueError as exc:  # a row of the wrong type: keep the rows before it
-                    assert isinstance(self.source, ReportSource)
-                    self._inbox.clear()  # the other parts, and the source's own finish
-                    event = self.source.damaged(str(exc))
-            self.state.apply(event)
-            finished = finished or isinstance(event, RunFinished)
-            if self._inbox and time.monotonic() > deadline:
-                # The rest once waiting keys and a frame have had their turn.
-                self.set_timer(DRAIN_AGAIN_S, self._drain)
-                break
-        if self._decoding.active:
-            return_free_memory()  # the decoded parts' bytes: see memory.py
-            if not self._inbox:
-                # Decoded rows stay for the app's life: out of the collector's way, then on.
-                freeze_long_lived()
-                self._decoding.set(False)
-        with self.batch_update():
-            rows = self.state.take_pending_rows()
-            if rows:
-                self.view.extend(rows)
-            log_lines = self.state.take_pending_log()
-            if log_lines:
-                self.query_one(LogPane).add_lines(log_lines, self.state.log.dropped)
-            self._render_all(rows_replaced=False)
-        if finished:
-            self._run_ended()
-
-    def _run_ended(self) -> None:
-        self.run_finished_count += 1
-        self._status_message = ""  # "cancelling…" is over: the header says how it ended
-        self._render_status()
-        state = self.state
-        if state.outcome == "failed":
-            self.notify(state.message, title="Run failed", severity="error", timeout=15)
-            if state.details:
-                self.query_one(LogPane).display = True
-        elif state.outcome == "cancelled":
-            self.notify(state.message, title="Cancelled", severity="warning")
-        elif not state.complete:
-            self.notify(state.message, title="Incomplete", severity="warning")
-        leftovers = ((state.report or {}).get("run") or {}).get("profile_leftovers")
-        if leftovers:  # the workload left processes behind: say that they were ended
-            self.notify(
-                f"The workload left {leftovers} process(es) running (a daemon, a worker it "
-                "did not join); all were ended with the run.",
-                title="Processes ended",
-                severity="warning",
-            )
-        self._warm_up(self.view.warm_up(), first=True)
-
-    def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
-        """The filter index and sort orders, built a slice per idle moment (each ~30 ms)
-        once the rows are in, so the first filter or sort key does not wait for them.
-        The first slice waits a moment too: the rows are painted before any of this."""
-        if first or next(steps, StopIteration) is not StopIteration:
-            self.set_timer(WARM_UP_INTERVAL, partial(self._warm_up, steps))
-        else:
-            freeze_long_lived()  # the rows, their index and sort orders: see gcpause
-
-    # Rendering (attributes down) ------------------------------------------------------
-
-    def _render_header(self) -> None:
-        state = self.state
-        elapsed = state.elapsed() if self.show_clock and self.source.timed else None
-        device = device_line(state.context) or state.context.get("device") or self.source.device
-        codes = {note.get("code") for note in state.diagnostics}
-        if codes & DEVICE_UNAVAILABLE_CODES:
-            device += " (unavailable: CPU-side only, see the notes)"
-        self.query_one(RunHeader).show(
-            self.source.title,
-            device,
-            state.phase,
-            elapsed,
-            state.running,
-            self._tick,
-            incomplete=state.outcome == "done" and not state.complete,
-            totals=_self_time_totals(state.context),
-        )
-
-    def _render_all(self, rows_replaced: bool = False) -> None:
-        state = self.state
-        self._render_header()
-        self.query_one(RssPanel).show(
-            state.rss,
-            state.rss_status,
-            state.rss_wall_seconds,
-            state.samples,
-            state.rss_leftovers,
-            pending=state.running or state.phase == "starting",
-        )
-        self._render_table(rows_replaced)
-        self._render_status()
-        self._render_detail()
-
-    def _render_table(self, rows_replaced: bool = False) -> None:
-        table = self.table
-        share_field = self._share_field()
-        total = self.state.context.get(share_field.replace("_seconds", "_seconds_sum"))
-        if (share_field, total) != (table.share_field, table.share_total):
-            table.set_share(share_field, total)
-        table.view_changed(rows_replaced=rows_replaced)
-
-    def _share_field(self) -> str:
-        key = self.view.sort.key
-        if key in SORT_KEYS:
-            return SORT_KEYS[key]
-        return self.state.context.get("ranked_by", "cpu_self_seconds")
-
-    def _render_status(self) -> None:
-        state = self.state
-        self.query_one(StatusBar).show(
-            shown=len(self.view.visible),
-            received=len(self.view.rows),
-            total=state.context.get("total_grouped_operators"),
-            row_limit=state.context.get("row_limit"),
-            filter_text=self.view.filter.text,
-            sort_label=self.view.sort.describe(),
-            selected=len(self.view.selected),
-            message=self._status_message,
-            ended=state.outcome is not None,
-        )
-        self._refresh_bindings_when_changed()
-
-    def _render_detail(self) -> None:
-        pane = self.query_one(DetailPane)
-        if pane.display:
-            pane.show(self.table.highlighted_row, self.state.diagnostics, self.state.context)
-
-    @on(OperatorTable.Highlighted)
-    def _highlighted(self) -> None:
-        self._render_detail()
-
-    @on(OperatorTable.Activated)
-    def _activated(self) -> None:
-        pane = self.query_one(DetailPane)
-        pane.display = not pane.display
-        self._render_detail()
-
-    # Filter ---------------------------------------------------------------------------
-
-    def action_leave(self) -> None:
-        """Escape: leave the filter, else close the detail pane."""
-        if isinstance(self.focused, Input):
-            self.table.focus()
-            return
-        pane = self.query_one(DetailPane)
-        if pane.display:
-            pane.display = False
-        elif self.view.selected:  # escape again: the selection goes (as A does)
-            self.action_clear_selection()
-
-    # Sort and selection ---------------------------------------------------------------
-
-    def action_sort(self, key: str) -> None:
-        if key == "device" and not has_device_time(self.view.rows):
-            self.notify(
-                "No device time in this run: it was not measured (CPU-only profile, or the "
-                "profiler lacks CUDA support). Rows stay in their current order.",
-                title="Cannot sort by device time",
-                severity="warning",
-            )
-            return
-        self.view.set_sort(self.view.sort.toggled(key))
-        self._render_table()
-        self._render_status()
-        self._render_detail()
-
-    # Panes and help -------------------------------------------------------------------
-
-    def action_toggle_log(self) -> None:
-        pane = self.query_one(LogPane)
-        pane.display = not pane.display
-
-    def action_help(self) -> None:
-        from torchscan_tui.ui.screens.help_screen import HelpScreen
-
-        self.push_screen(HelpScreen())
-
-    def action_chart(self) -> None:
-        """Bars of the shown rows' self time per operator (the filter applies)."""
-        rows = self.view.visible_rows()
-        fields = chart_fields({"c": SORT_KEYS["cpu"], "g": SORT_KEYS["device"]})
-
-        def draw(field_name: str, width: int) -> RenderableType:
-            return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width)
-
-        start = "g" if self.view.sort.key == "device" else "c"
-        scope = f"{len(rows):,} rows" + (
-            f", filter {self.view.filter.text!r}" if self.view.filter.text else ""
-        )
-        from torchscan_tui.ui.screens.chart_screen import ChartScreen
-
-        self.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
-
-    def action_kernels(self) -> None:
-        """The kernel view: device work by kernel name and the op that launched it."""
-        from torchscan_tui.ui.screens.kernel_screen import KernelScreen
-
-        summary = device_line(self.state.context) or ""
-        self.push_screen(KernelScreen(self.state.kernels, summary, self._export_kernels))
-
-    # Exports --------------------------------------------------------------------------
-
-    def _export_kernels(self, rows: list[dict]) -> None:
-        self.ask_to_export_rows(
-            "Export kernels",
-            "torchscan-kernels.csv",
-            f"Exports the {len(rows)} kernel group(s) shown, in their order: .csv, .json or .md.",
-            rows,
-            f"{len(rows)} kernel group(s)",
-            KERNEL_COLUMNS,
-        )
-
-    def action_export_rows(self) -> None:
-        rows = self.view.rows_to_export(self.table.cursor)
-        what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
-        hidden = self.view.hidden_selected()
-        if hidden:
-            what += f", {hidden} of them hidden by the filter"
-        self.ask_to_export_rows(
-            "Export rows",
-            "torchscan-rows.csv",
-            f"Exports {what}. The format follows the extension: .csv, .json or .md.",
-            rows,
-            f"{len(rows)} row(s)",
-        )
-
-    def action_export_trace(self) -> None:
-        notes = [f"{note['code']}: {note['message']}" for note in self.state.diagnostics]
-        if not has_device_time(self.view.rows):
-            notes.append("This trace holds no device (GPU) activity: only CPU-side events.")
-        notes.append(TRACE_PRIVACY_NOTE + " The file is created readable by you only (0600).")
-        self.ask_where("Export Chrome trace", "torchscan-trace.json", notes, self._export_trace_to)
-
-    def _export_trace_to(self, request: ExportRequest | None) -> None:
-        source = self.state.trace_path
-        if request is not None and source:
-            self.write_export(partial(copy_trace, source), request, "the trace")
-
-    def action_save_report(self) -> None:
-        self.ask_where(
-            "Save the session as a report",
-            "torchscan-report.json",
-            ["Reopen it later, without torch, with: torchscan-tui FILE"],
-            self._save_report_to,
-            verb="Save",
-        )
-
-    def _save_report_to(self, request: ExportRequest | None) -> None:
-        report = self.state.report
-        if request is not None and report is not None:
-            reopen = "; reopen it with: torchscan-tui {path}"
-            self.write_export(partial(save_report, report), request, "the report", reopen)
-
-    # Run control ----------------------------------------------------------------------
-
-    def action_rerun(self) -> None:
-        self.start_run()
-
-    def action_cancel_run(self) -> None:
-        self.source.cancel()
-        self._status_message = "cancelling…"
-        self._render_status()
-
-    async def action_quit(self) -> None:
-        """Quit at once: cancel a run and wait briefly for its processes (the clean-up
-        follows as the app unmounts)."""
-        self._begin_leaving()
-        worker = self._run_worker
-        if worker is not None and not worker.is_finished:
-            self.source.cancel()
-            try:
-                await asyncio.wait_for(worker.wait(), QUIT_WAIT_SECONDS)
-            except Exception:  # noqa: BLE001 - a worker error was already reported
-                pass
-        self.exit(return_code=1 if self.state.outcome == "failed" else 0)
-
-    def _refresh_bindings_when_changed(self) -> None:
-        """Refresh the footer's keys only when one of them comes or goes.
-
-        Every refresh recomposes the footer (all its keys unmounted and mounted again,
-        ~50 ms here); asked for at every batch of rows, that kept a recompose in flight
-        through a whole report's loading, and the screen paints nothing meanwhile.
-        """
-        available = tuple(self.check_action(action, ()) for action in VARIABLE_ACTIONS)
-        if available != self._available_actions:
-            if self._available_actions is not None:  # the footer composed with these
-                self.refresh_bindings()
-            self._available_actions = available
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        state = self.state
-        if getattr(self.screen, "covers_operators", False) and action not in SCREEN_WIDE:
-            return False
-        if action == "focus_filter":
-            return self.filter_key_applies()
-        if action == "clear_filter":
-            return self.clear_filter_applies()
-        has_rows = bool(self.view.visible)
-        if action == "cancel_run":
-            return state.running
-        if action == "rerun":
-            return self.source.rerunnable and not state.running
-        if action == "export_trace":
-            return bool(state.trace_path) and os.path.exists(state.trace_path or "")
-        if action in ("export_rows", "toggle_select", "select_all"):
-            return has_rows
-        if action == "clear_selection":
-            return bool(self.view.selected)
-        if action == "save_report":
-            return state.report is not None
-        if action == "chart":
-            return bool(self.view.rows)
-        if action == "kernels":
-            return bool(state.kernels)
-        if action == "toggle_log":  # a reopened file has no workload output to show
-            return self.source.rerunnable or bool(state.log.lines) or self._log_shown()
-        return True
-
-    # Key methods run only when no binding took the key: t, r and l when they do not apply
-    # (hidden from the footer) say why instead of doing nothing. Over a screen that has
-    # the operator table's keys off (the kernel view), they say nothing.
-
-    def _speaks(self) -> bool:
-        return not getattr(self.screen, "covers_operators", False)
-
-    def key_t(self) -> None:
-        if not self._speaks():
-            return
-        if self.state.trace_path:
-            why = f"its trace ({self.state.trace_path}) is gone: it was kept in a temporary folder"
-        else:
-            why = "this run or file has no Chrome trace"
-        self.notify(f"No trace to export: {why}.", title="t", severity="warning")
-
-    def key_r(self) -> None:
-        if self._speaks() and not self.source.rerunnable:
-            self.notify(
-                "A reopened file has no workload to run again: run the script itself for a "
-                "new profile.",
-                title="r",
-                severity="warning",
-            )
-
-    def key_l(self) -> None:
-        if self._speaks() and not self.source.rerunnable:
-            self.notify("A reopened file has no workload output to show.", title="l")
-
-    def _log_shown(self) -> bool:
-        try:
-            return self.query_one(LogPane).display
-        except NoMatches:  # not composed yet
-            return False
-
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        """Every action of ours in the command palette, when it applies, once each (Textual's
-        own Quit stands for ours), with keys as the footer shows them."""
+        """Textual's own commands (its Quit stands for ours), then the screen's actions."""
         yield from super().get_system_commands(screen)
-        table = self.table
-        yield SystemCommand(
-            "Details: every field of the highlighted row, its callers and notes",
-            "key: enter",
-            table.action_activate,
-        )
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding)
-            name = binding.action.split("(")[0]
-            if name in PALETTE_SKIPS or not self.check_action(name, ()):
-                continue
-            keys = ", ".join(
-                self.get_key_display(replace(binding, key=key)) for key in binding.key.split(",")
-            )
-            yield SystemCommand(
-                f"{binding.description}: {binding.tooltip}",
-                f"keys: {keys}" if "," in binding.key else f"key: {keys}",
-                partial(self.run_action, binding.action),
-            )
-
-
-def _self_time_totals(context: dict) -> str:
-    """``Σ CPU self 12.345 ms``: the sum over every row, a denominator, never a latency."""
-    total = context.get("cpu_self_seconds_sum")
-    return "" if total is None else f"Σ CPU self {format_seconds(total)}"
+        palette_commands = getattr(screen, "palette_commands", None)
+        if palette_commands is not None:
+            yield from palette_commands()
 
 
 def create_app(
@@ -657,15 +101,30 @@ def create_app(
     report_path: str = "report.json",
     pending_rows: PendingRows | None = None,
     source: RunSource | None = None,
+    diff: dict | None = None,
+    traces: tuple[Path, list[Path]] | None = None,
     show_clock: bool = True,
     handle_hangup: bool = False,
 ) -> TorchscanApp:
-    """The one factory the CLI and the tests use."""
-    if source is None:
-        if config is not None:
-            source = LiveSource(config)
-        elif report is not None:
-            source = ReportSource(report, report_path, pending_rows)
-        else:
-            raise ValueError("create_app needs a config, a report or a source")
-    return TorchscanApp(source, show_clock=show_clock, handle_hangup=handle_hangup)
+    """The one factory the CLI and the tests use; exactly one of ``config`` (run a
+    workload), ``report`` (reopen one), ``source`` (events from anywhere), ``diff``
+    (compare two profiles) or ``traces`` (a folder and its traces to pick from)."""
+    screen: Screen
+    if diff is not None:
+        from torchscan_tui.ui.screens.compare_screen import CompareScreen
+
+        screen = CompareScreen(diff)
+    elif traces is not None:
+        from torchscan_tui.ui.screens.picker_screen import PickerScreen
+
+        screen = PickerScreen(*traces)
+    else:
+        if source is None:
+            if config is not None:
+                source = LiveSource(config)
+            elif report is not None:
+                source = ReportSource(report, report_path, pending_rows)
+            else:
+                raise ValueError("create_app needs a config, a report, a source, a diff or traces")
+        screen = ProfileScreen(source, show_clock=show_clock)
+    return TorchscanApp(screen, handle_hangup=handle_hangup)

@@ -5,14 +5,12 @@ users. Textual parses a ``str`` given to ``Static``, ``Label``, ``Option`` or ``
 markup: ``[/opt/data] not found`` raises ``MarkupError`` and ``Optional[Tensor]`` loses its
 bracket. Every such string goes through :func:`literal` (a Rich ``Text``, so no markup) after
 :func:`~torchscan_tui.common.text.neutralise_controls` (ESC, C1, bidi overrides made visible), and
-every notice through :class:`LiteralNotices`.
+every notice through the app's ``notify`` (:class:`~torchscan_tui.ui.app.TorchscanApp`).
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.app import App
-from textual.notifications import SeverityLevel
 
 from torchscan_tui.common.text import neutralise_controls
 
@@ -27,24 +25,3 @@ def literal(text: object, style: str = "", *, one_line: bool = False) -> Text:
     if one_line:
         return Text(neutralise_controls(str(text)), style=style, no_wrap=True, overflow="ellipsis")
     return Text(neutralise_controls(str(text)), style=style)
-
-
-class LiteralNotices(App):
-    """An App whose notices show their message literally (markup off, controls visible)."""
-
-    def notify(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-        markup: bool = False,
-    ) -> None:
-        super().notify(
-            neutralise_controls(str(message)),
-            title=neutralise_controls(str(title)),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )

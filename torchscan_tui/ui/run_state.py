@@ -1,21 +1,21 @@
-"""What the UI knows about the current run, updated from session events (pure).
+"""What the UI knows about the current run, updated from run events (pure).
 
-The app feeds every :mod:`torchscan_tui.run.session` event to :meth:`RunState.apply` and then
-renders widgets from this state, so the rules (what a phase means, how much log is kept,
-what "incomplete" is) are tested without Textual.
+The profile screen feeds every :mod:`torchscan_tui.run.events` event but rows to
+:meth:`RunState.apply` (rows go straight to the row view, never held here) and renders
+widgets from this state, so the rules (what a phase means, how much log is kept, what
+"incomplete" is) are tested without Textual.
 """
 
 from __future__ import annotations
 
 import time
-from collections import deque
 from dataclasses import dataclass, field
 
-from torchscan_tui.run.session import (
+from torchscan_tui.common.line_tail import LineTail
+from torchscan_tui.run.events import (
     OutputLine,
     PhaseChanged,
     ProfileMeta,
-    RowsReceived,
     RssMeasured,
     RssSampled,
     RunFinished,
@@ -45,25 +45,6 @@ RUN_MARKERS = {
 
 
 @dataclass
-class OutputLog:
-    """A bounded tail of the workload's output, with a count of what was dropped."""
-
-    limit: int = LOG_LINE_LIMIT
-    lines: deque = field(default_factory=deque)
-    dropped: int = 0
-
-    def add(self, line: str) -> None:
-        self.lines.append(line)
-        if len(self.lines) > self.limit:
-            self.lines.popleft()
-            self.dropped += 1
-
-    def clear(self) -> None:
-        self.lines.clear()
-        self.dropped = 0
-
-
-@dataclass
 class RunState:
     """The run as the UI shows it. Every missing figure is None, not zero."""
 
@@ -85,9 +66,8 @@ class RunState:
     details: str = ""
     complete: bool = False
     report: dict | None = None
-    log: OutputLog = field(default_factory=OutputLog)
+    log: LineTail = field(default_factory=lambda: LineTail(LOG_LINE_LIMIT))
     pending_log: list = field(default_factory=list)
-    pending_rows: list = field(default_factory=list)
     markers_logged: set = field(default_factory=set)
 
     @property
@@ -131,8 +111,6 @@ class RunState:
             self.totals = event.totals
             self.trace_path = event.trace_path
             self.kernels = event.kernels
-        elif isinstance(event, RowsReceived):
-            self.pending_rows.extend(event.rows)
         elif isinstance(event, RunFinished):
             self.outcome = event.outcome
             self.phase = event.outcome
@@ -146,10 +124,6 @@ class RunState:
     def _log_line(self, line: str) -> None:
         self.log.add(line)
         self.pending_log.append(line)
-
-    def take_pending_rows(self) -> list:
-        rows, self.pending_rows = self.pending_rows, []
-        return rows
 
     def take_pending_log(self) -> list:
         lines, self.pending_log = self.pending_log[-self.log.limit :], []

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from torchscan_tui.formats.report import ROW_BATCH
-from torchscan_tui.run.protocol import ChannelWriter
+from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter
+from torchscan_tui.run.script_args import split_script_args
 from torchscan_tui.worker.workload_call import CompletedCall, join_lingering, threads_left_running
 
 DEFAULT_CALLABLE = "workload"
@@ -194,12 +194,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--row-limit", type=int, default=None)
     parser.add_argument("--trace", default=None)
     parser.add_argument("--channel-fd", type=int, required=True)
-    ours, script_args = list(argv), []
-    if "--" in ours:
-        cut = ours.index("--")
-        ours, script_args = ours[:cut], ours[cut + 1 :]
+    ours, script_args = split_script_args(argv)
     args = parser.parse_args(ours)
-    args.args = script_args
+    args.args = list(script_args)
     return args
 
 

@@ -23,7 +23,7 @@ from torchscan_tui.analysis.profiler_events import RawEvent
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import is_json
-from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION
+from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 
 ProgressCallback = Callable[[str], None]
@@ -253,11 +253,9 @@ def profile_workload(
     sums = self_time_sums(rows)
     if row_limit is not None:
         rows = rows[:row_limit]
-    report = {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": rows,
-        "context": {
+    report = new_report(
+        operators=rows,
+        context={
             "device": device,
             "row_limit": row_limit,
             "total_grouped_operators": total,
@@ -271,11 +269,10 @@ def profile_workload(
             **device_context(aggregation, cuda_active),
             **sums,
         },
-        "kernels": kernel_rows(aggregation),
-        "diagnostics": notes,
-        "totals": {},
-        "trace_path": None,
-    }
+        kernels=kernel_rows(aggregation),
+        diagnostics=notes,
+        totals={},
+    )
     if on_rows is not None:
         on_rows(report)
     if trace_path is not None:

@@ -43,12 +43,11 @@ from torchscan_tui.analysis.profiler_events import (
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
 from torchscan_tui.formats.report import (
-    SCHEMA_NAME,
-    SCHEMA_VERSION,
     ReportError,
     incomplete_run,
+    new_report,
 )
-from torchscan_tui.formats.report_schema import check_rows
+from torchscan_tui.formats.report_schema import accept_rows
 from torchscan_tui.formats.trace.decode import DecodedTrace
 
 KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
@@ -271,7 +270,7 @@ def report_from_trace(
     device_measured = aggregation.device_event_count > 0
     rows, ranking = build_rows(aggregation.groups, device_measured=device_measured)
     try:
-        check_rows(rows)
+        accept_rows(rows)
     except ValueError as exc:  # Input Dims no profiler writes (nested 900 deep, say)
         raise ReportError(
             f"{source} has an event whose Input Dims are not shapes ({exc})"
@@ -298,11 +297,9 @@ def report_from_trace(
             )
         )
     notes += device_diagnostics(aggregation, events.set_apart)
-    return {
-        "schema": SCHEMA_NAME,
-        "schema_version": SCHEMA_VERSION,
-        "operators": rows,
-        "context": {
+    return new_report(
+        operators=rows,
+        context={
             "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
             "row_limit": None,
             "total_grouped_operators": len(rows),
@@ -314,10 +311,9 @@ def report_from_trace(
             **device_context(aggregation, device_measured),
             **self_time_sums(rows),
         },
-        "kernels": kernel_rows(aggregation),
-        "diagnostics": notes,
-        "totals": {"process_peak_rss": None},
-        "trace_path": os.path.abspath(source),
-        "workload": {"script": None, "host_name": trace.host_name},
-        "run": incomplete_run(None, cut_note["message"]) if cut_note else {"complete": True},
-    }
+        kernels=kernel_rows(aggregation),
+        diagnostics=notes,
+        trace_path=os.path.abspath(source),
+        workload={"script": None, "host_name": trace.host_name},
+        run=incomplete_run(None, cut_note["message"]) if cut_note else {"complete": True},
+    )

@@ -7,11 +7,11 @@ export the shown rows with ``e``. Every name is outside text: shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from rich.text import Text
 from textual import on
-from textual.app import ComposeResult
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
 from textual.screen import Screen
@@ -21,6 +21,7 @@ from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
 from torchscan_tui.common.formatting import format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
+from torchscan_tui.ui.screens.rows_screen import binding_commands
 
 # (title, width): long C++ kernel names are cut; the detail is in the export.
 COLUMNS = (
@@ -47,8 +48,6 @@ def _what(row: dict) -> str:
 
 
 class KernelScreen(Screen[None]):
-    # The operator table's keys (sort, select, chart...) do not reach through this screen.
-    covers_operators = True
     BINDINGS = [
         Binding("escape,k,q", "close", "Back", tooltip="Back to the operators"),
         Binding(
@@ -148,6 +147,9 @@ class KernelScreen(Screen[None]):
             return self.query_one(Input).has_focus
         except NoMatches:  # not composed yet
             return False
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        return binding_commands(self)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if self._typing() and action in ("sort", "export", "focus_filter"):

@@ -6,9 +6,12 @@ sampled from /proc while the child ran and is approximate: the two are labelled 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.reactive import reactive
 from textual.widgets import Sparkline, Static
 
 from torchscan_tui.common.formatting import MISSING, format_bytes
@@ -22,49 +25,62 @@ RSS_EXPLANATION = (
 )
 
 
+@dataclass(frozen=True)
+class RssFigures:
+    """What the panel shows: the kernel's figure (``rss``, None until the workload
+    exits), how the run ended, and the sampled curve. ``pending``: the figure may come."""
+
+    rss: dict | None = None
+    status: dict | None = None
+    wall_seconds: float | None = None
+    samples: tuple = ()
+    leftovers: int = 0
+    pending: bool = True
+
+
+def figures_text(figures: RssFigures) -> Text:
+    rss, status = figures.rss, figures.status or {}
+    text = Text()
+    text.append("Peak RSS ", style="bold")
+    if rss is None:
+        text.append(MISSING, style="bold")
+        if figures.pending:
+            text.append("  (kernel figure once the workload exits)", style="dim")
+        else:
+            text.append("  (not measured: no RSS figure for this run or file)", style="dim")
+        return text
+    text.append(format_bytes(rss["value"]), style="bold magenta")
+    if status.get("cancelled"):
+        # The child was stopped: its mark covers the run up to then, not all of it.
+        text.append("  kernel high-water mark up to the cancel, not the whole run's")
+    else:
+        text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
+    text.append("\n")
+    description = status.get("description") or MISSING
+    style = "green" if description == "exited with status 0" else "yellow"
+    text.append(neutralise_controls(description), style=style)
+    wall = MISSING if figures.wall_seconds is None else f"{figures.wall_seconds:.2f} s"
+    text.append(f" · wall {wall}")
+    text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")
+    if figures.leftovers:
+        text.append(f" · {figures.leftovers} leftover process(es) ended", style="yellow")
+    if len(figures.samples) > 1:
+        text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
+    return text
+
+
 class RssPanel(Vertical):
-    """Attributes down: the app calls :meth:`show` with what it knows."""
+    """Attributes down: the screen sets :attr:`figures`; the panel follows."""
+
+    figures: reactive[RssFigures] = reactive(RssFigures, layout=False, repaint=False)
 
     def compose(self) -> ComposeResult:
         yield Static(id="rss-figures")
         yield Sparkline([], id="rss-sparkline")
 
-    def show(
-        self,
-        rss: dict | None,
-        status: dict | None,
-        wall_seconds: float | None,
-        samples: list,
-        leftovers: int = 0,
-        pending: bool = True,
-    ) -> None:
-        text = Text()
-        text.append("Peak RSS ", style="bold")
-        if rss is None:
-            text.append(MISSING, style="bold")
-            if pending:
-                text.append("  (kernel figure once the workload exits)", style="dim")
-            else:
-                text.append("  (not measured: no RSS figure for this run or file)", style="dim")
-        else:
-            text.append(format_bytes(rss["value"]), style="bold magenta")
-            if (status or {}).get("cancelled"):
-                # The child was stopped: its mark covers the run up to then, not all of it.
-                text.append("  kernel high-water mark up to the cancel, not the whole run's")
-            else:
-                text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
-            text.append("\n")
-            description = (status or {}).get("description") or MISSING
-            style = "green" if description == "exited with status 0" else "yellow"
-            text.append(neutralise_controls(description), style=style)
-            wall = MISSING if wall_seconds is None else f"{wall_seconds:.2f} s"
-            text.append(f" · wall {wall}")
-            text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")
-            if leftovers:
-                text.append(f" · {leftovers} leftover process(es) ended", style="yellow")
-            if len(samples) > 1:
-                text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
-        self.query_one("#rss-figures", Static).update(text)
+    def watch_figures(self, figures: RssFigures) -> None:
+        self.query_one("#rss-figures", Static).update(figures_text(figures))
+        samples = figures.samples
         sparkline = self.query_one("#rss-sparkline", Sparkline)
         sparkline.display = len(samples) > 1
         sparkline.data = [float(value) for _, value in samples]

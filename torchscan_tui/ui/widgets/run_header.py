@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rich.text import Text
+from textual.reactive import reactive
 
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.run_state import PHASE_LABELS
@@ -12,34 +15,45 @@ SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
 
 
-class RunHeader(OneLine):
-    """Rendered from attributes the app sets with :meth:`show`."""
+@dataclass(frozen=True)
+class Heading:
+    """What the header says. ``incomplete``: the run or file ended without all its rows
+    (the notice said why); ``totals``: the sums of self time, last (a narrow terminal
+    cuts them first); ``tick`` turns the spinner while ``running``."""
 
-    def show(
-        self,
-        title: str,
-        device: str,
-        phase: str,
-        elapsed: float | None,
-        running: bool,
-        tick: int,
-        incomplete: bool = False,
-        totals: str = "",
-    ) -> None:
-        """``incomplete``: the run or file ended without all its rows (the notice said why).
-        ``totals``: the sums of self time, last (a narrow terminal cuts them first)."""
-        text = Text()
-        text.append(" torchscan-tui ", style="bold reverse")
-        text.append(f" {neutralise_controls(title)}", style="bold")
-        text.append(f"  device {neutralise_controls(device)}  ", style="dim")
-        if running:
-            text.append(SPINNER[tick % len(SPINNER)] + " ", style="bold cyan")
-        if incomplete:
-            text.append(f"{PHASE_LABELS.get(phase, phase)}, incomplete", style="bold yellow")
-        else:
-            text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
-        if elapsed is not None:
-            text.append(f"  {elapsed:.1f} s", style="dim")
-        if totals:
-            text.append(f"  {totals}", style="dim")
-        self.show_text(text)
+    title: str = ""
+    device: str = ""
+    phase: str = "starting"
+    elapsed: float | None = None
+    running: bool = False
+    tick: int = 0
+    incomplete: bool = False
+    totals: str = ""
+
+
+def heading_text(heading: Heading) -> Text:
+    text = Text()
+    text.append(" torchscan-tui ", style="bold reverse")
+    text.append(f" {neutralise_controls(heading.title)}", style="bold")
+    text.append(f"  device {neutralise_controls(heading.device)}  ", style="dim")
+    phase = heading.phase
+    if heading.running:
+        text.append(SPINNER[heading.tick % len(SPINNER)] + " ", style="bold cyan")
+    if heading.incomplete:
+        text.append(f"{PHASE_LABELS.get(phase, phase)}, incomplete", style="bold yellow")
+    else:
+        text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
+    if heading.elapsed is not None:
+        text.append(f"  {heading.elapsed:.1f} s", style="dim")
+    if heading.totals:
+        text.append(f"  {heading.totals}", style="dim")
+    return text
+
+
+class RunHeader(OneLine):
+    """Attributes down: the screen sets :attr:`heading`; the line follows."""
+
+    heading: reactive[Heading] = reactive(Heading, layout=False, repaint=False)
+
+    def watch_heading(self, heading: Heading) -> None:
+        self.show_text(heading_text(heading))

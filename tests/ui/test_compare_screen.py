@@ -8,7 +8,7 @@ from replay import make_row
 from textual.widgets import Input
 
 from torchscan_tui.analysis.compare import compare_reports
-from torchscan_tui.ui.compare_app import CompareApp
+from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.compare_table import CompareTable
 
 
@@ -27,16 +27,16 @@ def diff():
 
 
 def names(app):
-    return [app.view.rows[i]["operator"] for i in app.view.visible]
+    return [app.main_screen.view.rows[i]["operator"] for i in app.main_screen.view.visible]
 
 
 async def test_sorted_by_delta_with_marks_and_filter():
-    app = CompareApp(diff())
+    app = create_app(diff=diff())
     async with app.run_test(size=(120, 24)) as pilot:
         assert names(app) == ["aten::relu", "aten::new", "aten::gone", "aten::mm"]
-        line = str(app.table.render_line(1).text)
+        line = str(app.main_screen.table.render_line(1).text)
         assert "aten::relu" in line and "+1.000 ms" in line and "1.50x" in line
-        assert "new" in str(app.table.render_line(2).text)
+        assert "new" in str(app.main_screen.table.render_line(2).text)
         await pilot.press("d")
         assert names(app)[0] == "aten::mm"  # flipped: the largest improvement first
         await pilot.press("n")
@@ -46,16 +46,16 @@ async def test_sorted_by_delta_with_marks_and_filter():
 
 
 async def test_a_click_on_a_column_title_sorts_the_compare_rows():
-    app = CompareApp(diff())
+    app = create_app(diff=diff())
     async with app.run_test(size=(120, 24)) as pilot:
-        ratio_x = str(app.table.render_line(0).text).index("ratio") + 1
+        ratio_x = str(app.main_screen.table.render_line(0).text).index("ratio") + 1
         await pilot.click(CompareTable, offset=(ratio_x, 0))
-        assert app.view.sort.key == "ratio"
+        assert app.main_screen.view.sort.key == "ratio"
         assert names(app)[:2] == ["aten::relu", "aten::mm"]  # 1.50x, 0.40x; no ratio last
 
 
 async def test_export_compare_rows_to_csv(tmp_path):
-    app = CompareApp(diff())
+    app = create_app(diff=diff())
     async with app.run_test(size=(120, 24)) as pilot:
         await pilot.press("a", "e")
         app.screen.query_one("#export-path", Input).value = str(tmp_path / "d.csv")
@@ -81,7 +81,7 @@ async def test_the_compare_header_shows_device_totals_when_a_side_has_them():
 
     data = Path(__file__).parent.parent / "data"
     before, _ = open_profile(data / "alexnet_cuda.json.gz")
-    app = CompareApp(compare_reports(before, before, "a.json", "b.json"))
+    app = create_app(diff=compare_reports(before, before, "a.json", "b.json"))
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         header = str(app.query_one("#run-header").render())

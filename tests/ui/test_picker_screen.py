@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from torchscan_tui.formats.opening import traces_in
-from torchscan_tui.ui.trace_picker import TracePicker
+from torchscan_tui.ui.app import create_app
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -24,7 +24,7 @@ async def test_newest_first_and_enter_picks(tmp_path):
     folder = folder_with_traces(tmp_path)
     traces = traces_in(folder)
     assert [p.name for p in traces] == ["host_2.pt.trace.json", "host_1.pt.trace.json"]
-    app = TracePicker(folder, traces)
+    app = create_app(traces=(folder, traces))
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.press("down", "enter")
     assert app.return_value == folder / "host_1.pt.trace.json"
@@ -32,7 +32,7 @@ async def test_newest_first_and_enter_picks(tmp_path):
 
 async def test_escape_picks_nothing(tmp_path):
     folder = folder_with_traces(tmp_path)
-    app = TracePicker(folder, traces_in(folder))
+    app = create_app(traces=(folder, traces_in(folder)))
     async with app.run_test(size=(100, 20)) as pilot:
         await pilot.press("escape")
     assert app.return_value is None

@@ -5,13 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.binding import Binding
+from textual.screen import Screen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
 from torchscan_tui.common.formatting import format_bytes
-from torchscan_tui.ui.literal import LiteralNotices, literal
+from torchscan_tui.ui.literal import literal
 
 
 def describe(path: Path) -> str:
@@ -20,11 +21,10 @@ def describe(path: Path) -> str:
     return f"{path.name}  ·  {when}  ·  {format_bytes(stat.st_size)}"
 
 
-class TracePicker(LiteralNotices, App[Path | None]):
-    """Returns the chosen path, or None when the user quits."""
+class PickerScreen(Screen[None]):
+    """Ends the app with the chosen path as its result, or None when the user quits."""
 
-    CSS_PATH = "app.tcss"
-    BINDINGS = [Binding("escape,q", "quit_picker", "Quit")]
+    BINDINGS = [Binding("escape,q", "quit_picker", "Quit", tooltip="Open nothing")]
 
     def __init__(self, folder: Path, traces: list[Path]):
         super().__init__()
@@ -42,7 +42,7 @@ class TracePicker(LiteralNotices, App[Path | None]):
         yield Footer()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.exit(self.traces[int(event.option.id or 0)])
+        self.app.exit(self.traces[int(event.option.id or 0)])
 
     def action_quit_picker(self) -> None:
-        self.exit(None)
+        self.app.exit(None)

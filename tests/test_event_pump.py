@@ -1,0 +1,93 @@
+"""The event pump: bounded batches, rows apart from events, text rows decoded after a
+settle, a damaged part ending the run with the rows before it (no Textual here)."""
+
+from __future__ import annotations
+
+from torchscan_tui.formats.report import decode_report, dumps_report, new_report
+from torchscan_tui.run.events import PhaseChanged, RowsReceived, RowTextsReceived, RunFinished
+from torchscan_tui.ui.event_pump import EventPump
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def row(name: str) -> dict:
+    return {
+        "operator": name,
+        "input_shapes": [],
+        "calls": 1,
+        "cpu_self_seconds": 0.001,
+        "device_self_seconds": None,
+        "cpu_net_bytes": 0,
+    }
+
+
+def never_damaged(detail: str) -> RunFinished:
+    raise AssertionError(detail)
+
+
+def test_rows_go_apart_from_events_in_order_and_the_batch_knows_the_end():
+    pump = EventPump(clock=FakeClock())
+    pump.push(PhaseChanged("profiling"))
+    pump.push(RowsReceived([row("a"), row("b")]))
+    pump.push(RowsReceived([row("c")]))
+    pump.push(RunFinished("done", "ok", {}, True))
+    batch = pump.take(never_damaged)
+    assert [r["operator"] for r in batch.rows] == ["a", "b", "c"]
+    assert [type(e).__name__ for e in batch.events] == ["PhaseChanged", "RunFinished"]
+    assert batch.finished and not batch.more and not pump
+
+
+def test_a_flood_is_taken_a_bounded_batch_at_a_time():
+    pump = EventPump(max_events=3, clock=FakeClock())
+    for i in range(7):
+        pump.push(PhaseChanged(str(i)))
+    sizes = []
+    while pump:
+        sizes.append(len(pump.take(never_damaged).events))
+    assert sizes == [3, 3, 1]
+
+
+def _pending(count: int, first_page: int):
+    report = new_report(operators=[row(f"op{i}") for i in range(count)])
+    _, pending = decode_report(dumps_report(report).encode(), "r.json", first_page)
+    return pending
+
+
+def test_text_rows_wait_for_the_settle_then_decode():
+    clock = FakeClock()
+    pump = EventPump(settle_s=0.4, clock=clock)
+    pump.restart()
+    for part in _pending(2500, 10).split():
+        pump.push(RowTextsReceived(part))
+    assert pump.take(never_damaged).rows == []  # still settling: nothing decoded
+    assert pump
+    clock.now += 0.5
+    rows = []
+    while pump:
+        rows += pump.take(never_damaged).rows
+    assert [r["operator"] for r in rows] == [f"op{i}" for i in range(10, 2500)]
+
+
+def test_a_damaged_part_ends_the_run_and_drops_the_rest():
+    pending = _pending(30, 10)
+    parts = list(pending.split())
+    pump = EventPump(settle_s=0.0, clock=FakeClock())
+    pump.push(RowTextsReceived(parts[0]))
+    pump.push(RunFinished("done", "all rows", {}, True))
+    broken = type(parts[0])([(b'[{"operator": 3}]', 1)], offset=10)
+    pump._inbox.appendleft(RowTextsReceived(broken))
+    said = []
+
+    def damaged(detail: str) -> RunFinished:
+        said.append(detail)
+        return RunFinished("done", "damaged", {}, False)
+
+    batch = pump.take(damaged)
+    assert batch.rows == [] and [e.message for e in batch.events] == ["damaged"]
+    assert "row 11" in said[0] and not pump

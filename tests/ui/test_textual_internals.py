@@ -1,0 +1,55 @@
+"""What the footer and the table take from Textual beyond its documented API.
+
+``pyproject.toml`` bounds textual below the next major version. These tests fail loudly,
+naming what moved, when an upgrade changes one of the internals we rely on: the footer's
+recompose on a bindings change (KeyFooter coalesces them), the scroll view's size
+reactives (OperatorTable resizes without a screen layout), and the app's default screen
+(one App, a screen per mode).
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from importlib.metadata import version
+from pathlib import Path
+
+from textual.app import App
+from textual.reactive import Reactive
+from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
+from textual.widgets import Footer
+
+from torchscan_tui.ui.widgets.key_footer import KeyFooter
+
+PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def test_the_installed_textual_is_within_the_bounds_we_tested():
+    bounds = re.search(r'"textual>=([\d.]+),<([\d.]+)"', PYPROJECT.read_text())
+    assert bounds, "pyproject.toml must bound textual above and below"
+    low, high = (tuple(int(p) for p in bound.split(".")) for bound in bounds.groups())
+    installed = tuple(int(p) for p in version("textual").split(".")[:3])
+    assert low <= installed[: len(low)] and installed[: len(high)] < high, installed
+
+
+def test_the_footer_still_recomposes_on_a_bindings_change_as_key_footer_expects():
+    """KeyFooter.bindings_changed lets one recompose wait at a time; it mirrors the
+    conditions under which Textual's footer schedules one."""
+    assert "bindings_changed" in vars(Footer), "Footer.bindings_changed is gone"
+    assert list(inspect.signature(Footer.bindings_changed).parameters) == ["self", "screen"]
+    source = inspect.getsource(Footer.bindings_changed)
+    for condition in ("app_focus", "is_attached", "screen is self.screen", "recompose"):
+        assert condition in source, f"Footer.bindings_changed no longer uses {condition!r}"
+    assert "recompose" in vars(KeyFooter) and "bindings_changed" in vars(KeyFooter)
+
+
+def test_the_scroll_view_still_has_the_reactives_the_table_sets():
+    assert isinstance(vars(ScrollView).get("virtual_size") or ScrollView.virtual_size, Reactive)
+    assert isinstance(ScrollBar.window_virtual_size, Reactive)
+    for name in ("container_size", "show_vertical_scrollbar", "vertical_scrollbar", "set_reactive"):
+        assert hasattr(ScrollView, name), f"ScrollView.{name} is gone"
+
+
+def test_an_app_still_opens_on_the_screen_get_default_screen_gives():
+    assert "get_default_screen" in vars(App), "App.get_default_screen is gone"

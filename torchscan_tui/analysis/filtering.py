@@ -1,0 +1,202 @@
+"""Filtering operator rows: the filter language and the index it runs on (pure).
+
+The filter language, as the UI's filter box takes it:
+
+* ``[8, 16, 64]`` or ``8x16x64`` matches rows with an input of exactly that shape;
+  ``*`` matches any one dimension (``[*, 64]``, ``*x64``); ``[]`` a scalar input;
+* ``kind:annotation`` (or ``runtime``, ``operator``, ``memory``) matches the row kind;
+* any other word matches operator names, case-insensitively, as a substring;
+* several terms must all match.
+
+A bad filter raises :class:`FilterError` with a message for the user; callers then show
+every row rather than silently hiding some.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+ANY = None  # a wildcard dimension
+_DIMS_TOKEN = re.compile(r"^(\d+|\*)(x(\d+|\*))+$")
+KINDS = ("operator", "runtime", "annotation", "memory")
+
+
+class FilterError(ValueError):
+    """The filter text cannot be understood; the message says why, for the user."""
+
+
+@dataclass(frozen=True)
+class ShapeTerm:
+    dims: tuple[int | None, ...]
+
+    def matches_shape(self, shape: object) -> bool:
+        if not isinstance(shape, list) or len(shape) != len(self.dims):
+            return False
+        return all(want is ANY or want == got for want, got in zip(self.dims, shape, strict=True))
+
+
+@dataclass(frozen=True)
+class Filter:
+    """A parsed filter: every term must match."""
+
+    text: str = ""
+    words: tuple[str, ...] = ()
+    shapes: tuple[ShapeTerm, ...] = ()
+    kinds: tuple[str, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        return not (self.words or self.shapes or self.kinds)
+
+    def select(self, index: RowIndex) -> list[int]:
+        """Ids of the matching rows, in rank order, using the index (fast path)."""
+        candidates: set[int] | None = None
+        for term in self.shapes:
+            found = index.rows_with_shape(term)
+            candidates = found if candidates is None else candidates & found
+        index.index_some()
+        ids = range(len(index)) if candidates is None else sorted(candidates)
+        names, kinds = index.names, index.kinds
+        for word in self.words:
+            ids = [i for i in ids if word in names[i]]
+        for kind in self.kinds:
+            ids = [i for i in ids if kinds[i] == kind]
+        return list(ids)
+
+
+class RowIndex:
+    """Per-row facts the filter needs: lower-cased names, kinds, and an inverted index from
+    each flat input shape to the rows that have it, itself indexed by (rank, position,
+    size): a term such as ``[4, *]`` looks up the shapes of rank 2 whose first dimension
+    is 4 instead of testing every shape.
+
+    Rows are indexed lazily, when a filter first needs them (or when the app has an idle
+    moment, :meth:`index_some`): loading 100k rows does not wait for the index.
+    """
+
+    def __init__(self) -> None:
+        self.names: list[str] = []
+        self.kinds: list[str] = []
+        self.by_shape: dict[tuple, list[int]] = {}
+        self.by_rank: dict[int, list[tuple]] = {}
+        self.by_dim: dict[tuple[int, int, int], list[tuple]] = {}
+        self._rows: list[dict] = []
+        # Each operator's lower-cased name, made once: 100k rows name a few hundred
+        # operators, and a string per row cost ~6 MiB.
+        self._lowered: dict[str, str] = {}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def add(self, rows: Sequence[dict]) -> None:
+        self._rows.extend(rows)
+
+    @property
+    def complete(self) -> bool:
+        return len(self.names) == len(self._rows)
+
+    def index_some(self, limit: int | None = None) -> None:
+        """Index up to ``limit`` rows not yet indexed (all of them by default)."""
+        start = len(self.names)
+        end = len(self._rows) if limit is None else min(len(self._rows), start + limit)
+        batch = self._rows[start:end]
+        lowered = self._lowered
+        for name in [row["operator"] for row in batch]:
+            self.names.append(lowered.get(name) or lowered.setdefault(name, name.lower()))
+        self.kinds.extend(row.get("kind", "") for row in batch)
+        by_shape = self.by_shape
+        for row_id, row in enumerate(batch, start):
+            for shape in row["input_shapes"]:
+                if type(shape) is not list:
+                    continue
+                key = tuple(shape)
+                try:
+                    ids = by_shape.get(key)
+                except TypeError:  # a nested list (a tensor list input): not a flat shape
+                    continue
+                if ids is None:
+                    by_shape[key] = [row_id]
+                    self._index_shape(key)
+                elif ids[-1] != row_id:  # the same shape twice in one row counts once
+                    ids.append(row_id)
+
+    def _index_shape(self, shape: tuple) -> None:
+        rank = len(shape)
+        self.by_rank.setdefault(rank, []).append(shape)
+        for position, size in enumerate(shape):
+            self.by_dim.setdefault((rank, position, size), []).append(shape)
+
+    def rows_with_shape(self, term: ShapeTerm) -> set[int]:
+        self.index_some()
+        rank = len(term.dims)
+        fixed = [(position, size) for position, size in enumerate(term.dims) if size is not ANY]
+        if fixed:
+            # Start from the fewest shapes one fixed dimension allows, then check the rest.
+            candidates = min(
+                (self.by_dim.get((rank, position, size), []) for position, size in fixed), key=len
+            )
+        else:
+            candidates = self.by_rank.get(rank, [])
+        found: set[int] = set()
+        for shape in candidates:
+            if all(shape[position] == size for position, size in fixed):
+                found.update(self.by_shape[shape])
+        return found
+
+
+def _parse_dim(text: str, source: str) -> int | None:
+    text = text.strip()
+    if text == "*":
+        return ANY
+    if text.isdigit():
+        return int(text)
+    raise FilterError(f"{source}: {text!r} is not a dimension (a number or *)")
+
+
+def _tokens(text: str) -> list[str]:
+    """Split on spaces outside brackets; an unclosed bracket is an error."""
+    tokens, current, depth = [], [], 0
+    for char in text:
+        if char == "[":
+            depth += 1
+            if depth > 1:
+                raise FilterError("nested brackets: write one shape as [8, 16, 64]")
+        elif char == "]":
+            depth -= 1
+            if depth < 0:
+                raise FilterError("a ] without its [")
+        if char.isspace() and depth == 0:
+            if current:
+                tokens.append("".join(current))
+                current = []
+            continue
+        current.append(char)
+    if depth:
+        raise FilterError("unclosed [: write a shape as [8, 16, 64]")
+    if current:
+        tokens.append("".join(current))
+    return tokens
+
+
+def parse_filter(text: str) -> Filter:
+    """Parse the filter box's text; raises FilterError on a malformed term."""
+    words, shapes, kinds = [], [], []
+    for token in _tokens(text):
+        if token.startswith("["):
+            if not token.endswith("]"):
+                raise FilterError(f"{token}: a shape ends with ]")
+            inner = token[1:-1].strip()
+            dims = () if not inner else tuple(_parse_dim(p, token) for p in inner.split(","))
+            shapes.append(ShapeTerm(dims))
+        elif _DIMS_TOKEN.match(token.lower()):
+            shapes.append(ShapeTerm(tuple(_parse_dim(p, token) for p in token.lower().split("x"))))
+        elif token.lower().startswith("kind:"):
+            kind = token[5:].lower()
+            if kind not in KINDS:
+                raise FilterError(f"{token}: kind is one of {', '.join(KINDS)}")
+            kinds.append(kind)
+        else:
+            words.append(token.lower())
+    return Filter(text, tuple(words), tuple(shapes), tuple(kinds))

@@ -1,0 +1,112 @@
+"""Sorting operator rows: the sort keys, and each row's place under each sort (pure).
+
+Rows with a missing (None) figure always go last, whichever way; ties keep rank order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import is_, is_not
+
+SORT_FIELDS = {
+    "rank": "rank",
+    "cpu": "cpu_self_seconds",
+    "device": "device_self_seconds",
+    "calls": "calls",
+    "bytes": "cpu_net_bytes",
+}
+SORT_LABELS = {
+    "rank": "rank",
+    "delta": "CPU delta",
+    "ratio": "ratio",
+    "cpu": "CPU self",
+    "device": "device self",
+    "calls": "calls",
+    "bytes": "net bytes",
+}
+
+
+@dataclass(frozen=True)
+class Sort:
+    """Which column and which way. ``rank`` is the report's own order."""
+
+    key: str = "rank"
+    descending: bool = True
+
+    def toggled(self, key: str) -> Sort:
+        """The same key again flips the direction; a new key starts descending. ``rank``
+        is always the report's own order, whatever came before (``s`` goes back to it)."""
+        if key == "rank":
+            return Sort("rank", True)
+        if key == self.key:
+            return Sort(key, not self.descending)
+        return Sort(key, True)
+
+    def describe(self) -> str:
+        if self.key == "rank":
+            return "rank" if self.descending else "rank (reversed)"
+        return f"{SORT_LABELS[self.key]} {'↓' if self.descending else '↑'}"
+
+
+def has_device_time(rows: Sequence[dict]) -> bool:
+    return any(row.get("device_self_seconds") is not None for row in rows)
+
+
+ValueOf = Callable[[dict], object]
+
+
+def field_getters(fields: dict[str, str]) -> dict[str, ValueOf]:
+    return {key: (lambda row, name=name: row.get(name)) for key, name in fields.items()}
+
+
+ROW_SORTS: dict[str, ValueOf] = field_getters({k: v for k, v in SORT_FIELDS.items() if k != "rank"})
+
+
+class SortOrders:
+    """Every row's position under each sort, computed once per key and reused.
+
+    Sorting 100k rows costs tens of milliseconds; a keystroke that re-sorts a filtered
+    subset should not. The full order is sorted once per key and direction, and a subset
+    takes its rows from it in one pass. The app computes the orders in idle time once the
+    rows are in, so even the first press of a sort key does not sort.
+    """
+
+    def __init__(self, rows: Sequence[dict], getters: dict[str, ValueOf]):
+        self.rows = rows
+        self.getters = getters
+        self._values: dict[str, list] = {}
+        self._orders: dict[tuple[str, bool], list[int]] = {}
+        self._ids: list[int] = []
+
+    def order(self, key: str, descending: bool) -> list[int]:
+        """All row ids in this sort: measured figures in order (ties in rank order), then
+        the rows whose figure is missing, in rank order.
+
+        Every order holds the same int objects (``_ids``): built with ``enumerate``, each
+        of the eight orders of 100k rows had 100k ints of its own, ~3 MiB apiece.
+        """
+        cached = self._orders.get((key, descending))
+        if cached is None:
+            if len(self._ids) != len(self.rows):
+                self._ids = list(range(len(self.rows)))
+            values = self._values.get(key)
+            if values is None:
+                value_of = self.getters[key]
+                values = self._values[key] = [value_of(row) for row in self.rows]
+            present = list(compress(self._ids, map(is_not, values, repeat(None))))
+            present.sort(key=values.__getitem__, reverse=descending)
+            cached = present + list(compress(self._ids, map(is_, values, repeat(None))))
+            self._orders[(key, descending)] = cached
+        return cached
+
+    def subset(self, key: str, descending: bool, indices: list[int]) -> list[int]:
+        """``indices`` in this sort (tests check it against a plain sort of the rows)."""
+        order = self.order(key, descending)
+        if len(indices) == len(self.rows):
+            return list(order)
+        keep = bytearray(len(self.rows))
+        for index in indices:
+            keep[index] = 1
+        return [index for index in order if keep[index]]

@@ -1,0 +1,203 @@
+"""The command without the app: a headless run to ``--json``, converting a profile file,
+and ``--compare`` (shown in the app when a person is there, else as text).
+
+Imports neither torch nor textual: the headless path needs neither in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from collections.abc import Sequence
+from dataclasses import replace
+
+from torchscan_tui.analysis.compare import compare_reports, regressions, text_table, unusable_after
+from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.cli.output import (
+    EXIT_CANCELLED,
+    EXIT_OK,
+    EXIT_REGRESSION,
+    EXIT_TIMEOUT,
+    EXIT_WORKLOAD_FAILED,
+    fail,
+    has_terminal,
+    say,
+)
+from torchscan_tui.cli.progress_line import ProgressLine
+from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
+from torchscan_tui.formats.atomic import (
+    DestinationExists,
+    ExportError,
+    check_destination,
+    write_text_atomically,
+)
+from torchscan_tui.formats.opening import open_profile_paged
+from torchscan_tui.formats.report import (
+    ReportError,
+    dumps_report,
+    save_report,
+)
+from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.run.events import OutputLine, RunFinished
+from torchscan_tui.run.session import RunConfig, Session
+
+
+def run_headless(
+    config: RunConfig, json_path: str, force: bool, timeout: float | None = None
+) -> int:
+    """Run the RSS child and the worker, then write the report; return the exit code."""
+    try:
+        check_destination(json_path, overwrite=force)
+        if config.trace_path:
+            check_destination(config.trace_path, overwrite=force)
+    except DestinationExists as exc:
+        return fail(f"{exc} (pass --force)")
+    except ExportError as exc:
+        return fail(str(exc))
+
+    def show(event) -> None:
+        if isinstance(event, OutputLine):
+            print(event.text, file=sys.stderr, flush=True)
+
+    session = Session(replace(config, private_trace=False), show)
+    finished: list[RunFinished] = []
+    runner = threading.Thread(target=lambda: finished.append(session.run()), daemon=True)
+    previous = {
+        signum: signal.signal(signum, lambda *_: session.cancel())
+        for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    }
+    timed_out = threading.Event()
+
+    def expire() -> None:
+        timed_out.set()
+        session.cancel()
+
+    timer = threading.Timer(timeout, expire) if timeout else None
+    try:
+        runner.start()
+        if timer is not None:
+            timer.daemon = True
+            timer.start()
+        while runner.is_alive():
+            runner.join(0.2)
+    finally:
+        if timer is not None:
+            timer.cancel()
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        session.cleanup()
+    if not finished:  # the run's thread died: a bug of ours, said in one line
+        return fail(f"{config.script}: the run ended without a result (internal error)", 1)
+    outcome = finished[0]
+    if outcome.outcome == "cancelled":
+        if timed_out.is_set():
+            return fail(
+                f"{config.script}: timed out after {timeout:g} s (--timeout); {outcome.message}",
+                EXIT_TIMEOUT,
+            )
+        return fail(f"{config.script}: {outcome.message}", EXIT_CANCELLED)
+    try:
+        save_report(outcome.report, json_path, overwrite=force)
+    except ExportError as exc:
+        return fail(str(exc))
+    if outcome.outcome == "failed":
+        return fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
+    notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
+    unavailable = [notes[code] for code in sorted(DEVICE_UNAVAILABLE_CODES) if code in notes]
+    if unavailable and config.device != "auto":  # asked for by name: not profiled is a failure
+        return fail(f"--device {config.device}: {unavailable[0]} (report in {json_path})", 1)
+    if config.trace_path and not outcome.report.get("trace_path"):  # asked for, not written
+        why = notes.get("trace_unavailable", f"no trace was written to {config.trace_path}")
+        return fail(f"{why} (report in {json_path})", EXIT_WORKLOAD_FAILED)
+    if not outcome.report["operators"]:  # an empty profile is no success (a CI must see it)
+        why = notes.get("no_rows", "the profile holds no operator")
+        return fail(
+            f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
+        )
+    rss = outcome.report["totals"]["process_peak_rss"]
+    say(
+        f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
+        f"{rss['value'] / 2**20:.1f} MiB -> {json_path}",
+        err=True,
+    )
+    return EXIT_OK
+
+
+def convert_profile(path: str, json_path: str, force: bool) -> int:
+    """Headless conversion: a trace (or report) in, the report with all its rows out."""
+    try:
+        check_destination(json_path, overwrite=force)
+        report, source, _ = open_with_progress(path)
+        save_report(report, json_path, overwrite=force)
+    except DestinationExists as exc:
+        return fail(f"{exc} (pass --force)")
+    except (ReportError, ExportError) as exc:
+        return fail(str(exc))
+    device = device_line(report["context"])
+    say(
+        f"torchscan-tui: {source}: {len(report['operators'])} rows, "
+        f"{len(report.get('kernels') or [])} kernel groups"
+        + (f", {device}" if device else "")
+        + f" -> {json_path}",
+        err=True,
+    )
+    return EXIT_OK
+
+
+def run_compare(
+    paths: Sequence[str], json_path: str | None, force: bool, percent: float | None
+) -> int:
+    """Headless compare: the diff as JSON or text, and the regression gate's exit code."""
+    try:
+        (before, before_name, _), (after, after_name, _) = (open_with_progress(p) for p in paths)
+    except ReportError as exc:
+        return fail(str(exc))
+    for report, name in ((before, before_name), (after, after_name)):
+        run = report.get("run") or {}
+        if not run.get("complete", True):  # its rows undercount: the deltas will show it
+            note = run.get("note") or f"{name} holds an incomplete run: its rows undercount"
+            say(f"torchscan-tui: warning: {note}", err=True)
+    diff = compare_reports(before, after, before_name, after_name)
+    if json_path is not None:
+        try:
+            write_text_atomically(json_path, dumps_report(diff), overwrite=force)
+        except DestinationExists as exc:
+            return fail(f"{exc} (pass --force)")
+        except ExportError as exc:
+            return fail(str(exc))
+        say(f"torchscan-tui: {len(diff['rows'])} compared rows -> {json_path}", err=True)
+    elif has_terminal():
+        from torchscan_tui.ui.app import create_app
+
+        app = create_app(diff=diff, handle_hangup=True)
+        app.run()
+        if app.return_code:  # the app failed (its error is on the terminal)
+            return app.return_code
+    else:
+        say(text_table(diff))
+    if percent is not None:
+        offenders = unusable_after(after, after_name) + regressions(diff, percent)
+        if offenders:
+            say(f"torchscan-tui: regressions over {percent:g}%:", err=True)
+            for offender in offenders:
+                say(f"  {offender}", err=True)
+            return EXIT_REGRESSION
+        say(f"torchscan-tui: no regression over {percent:g}%", err=True)
+    return EXIT_OK
+
+
+def open_with_progress(path: str, first_page: int | None = None) -> tuple[dict, str, PendingRows]:
+    """open_profile_paged, showing its progress on the terminal while it works.
+
+    The profile's hundreds of thousands of objects live as long as the app, so they are
+    frozen out of the cyclic collector (``gc.freeze``) before it resumes: otherwise its
+    next passes, the first one at once, would walk all of them again and again (0.2 s
+    each at 100k rows, and later as pauses in the UI).
+    """
+    with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
+        opened = open_profile_paged(path, progress, first_page)
+        freeze_long_lived()
+        return opened

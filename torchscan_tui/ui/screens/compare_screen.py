@@ -1,0 +1,152 @@
+"""``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs after.
+
+Sorted by the size of the CPU self-time change (largest first, either way); rows found on
+one side only are marked ``new`` or ``gone``. Filter, selection and export work as on the
+profile screen (both are a :class:`~torchscan_tui.ui.screens.rows_screen.RowsScreen`).
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.widgets import Static
+
+from torchscan_tui.analysis.compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
+from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
+from torchscan_tui.analysis.sorting import Sort
+from torchscan_tui.common.formatting import format_bytes, format_seconds
+from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.screens.rows_screen import (
+    FILTER_BINDINGS,
+    HELP_BINDING,
+    LEAVE_BINDING,
+    QUIT_BINDING,
+    SELECTION_BINDINGS,
+    RowsScreen,
+)
+from torchscan_tui.ui.widgets.charts import delta_chart
+from torchscan_tui.ui.widgets.compare_table import CompareTable
+from torchscan_tui.ui.widgets.filter_bar import FilterBar
+from torchscan_tui.ui.widgets.key_footer import KeyFooter
+from torchscan_tui.ui.widgets.status_bar import RowCounts, StatusBar
+
+HELP_NOTES = [
+    ("↑ ↓ j k, pgup pgdn, home end", "move"),
+    ("/ words", "filter: words, [8, 64], 8x64, [*, 64], kind:runtime"),
+    ("ctrl+p", "command palette: every action by name"),
+    ("mouse", "click a row to highlight it, click a column's title to sort by it"),
+    ("new / gone", "the row exists only after / only before"),
+    ("—", "no figure on that side: the row does not exist there, or was not measured"),
+]
+
+
+class CompareScreen(RowsScreen):
+    """The header of both runs' totals, the compare table, its status and keys."""
+
+    BINDINGS = [
+        HELP_BINDING,
+        *FILTER_BINDINGS,
+        Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
+        Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
+        Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
+        Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
+        *SELECTION_BINDINGS,
+        Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
+        Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
+        QUIT_BINDING,
+        LEAVE_BINDING,
+    ]
+    HELP_NOTES = HELP_NOTES
+
+    def __init__(self, diff: dict):
+        super().__init__()
+        self.diff = diff
+        self.view = RowView(
+            list(diff["rows"]), sort=Sort("delta", True), sort_getters=COMPARE_SORTS
+        )
+
+    def compose(self) -> ComposeResult:
+        yield Static(compare_heading(self.diff), id="run-header")
+        yield FilterBar(id="filter-bar")
+        yield CompareTable(self.view, id="operator-table")
+        yield StatusBar(id="status-bar")
+        yield KeyFooter(compact=True)
+
+    def on_mount(self) -> None:
+        deltas = [abs(row["cpu_self_seconds"]["delta"] or 0.0) for row in self.view.rows]
+        self.table.set_share("cpu_self_seconds", max(deltas, default=0.0) or None)
+        self.table.view_changed(rows_replaced=True)
+        self.watch_filter_input()
+        self.table.focus()
+        self.render_status()
+
+    def render_status(self) -> None:
+        self.query_one(StatusBar).status = RowCounts(
+            shown=len(self.view.visible),
+            received=len(self.view.rows),
+            total=len(self.view.rows),
+            filter_text=self.view.filter.text,
+            sort_label=self.view.sort.describe(),
+            selected=len(self.view.selected),
+        )
+
+    def action_sort(self, key: str) -> None:
+        self.view.set_sort(self.view.sort.toggled(key))
+        self.table.view_changed()
+        self.table.refresh()
+        self.render_status()
+
+    def action_chart(self) -> None:
+        """Diverging bars of the shown compare rows that moved most."""
+        from torchscan_tui.ui.screens.chart_screen import ChartScreen
+
+        rows = self.view.visible_rows()
+        fields = chart_fields({"d": "cpu_self_seconds", "g": "device_self_seconds"})
+
+        def draw(field_name: str, width: int) -> RenderableType:
+            return delta_chart(delta_bars(rows, field_name), FIELD_LABELS[field_name], width)
+
+        start = "g" if self.view.sort.key == "device" else "d"
+        self.app.push_screen(ChartScreen(f"What moved ({len(rows):,} rows)", fields, draw, start))
+
+    def action_export_rows(self) -> None:
+        rows = [flat_row(row) for row in self.view.rows_to_export(self.table.cursor)]
+        self.ask_to_export_rows(
+            "Export compare rows",
+            "torchscan-compare.csv",
+            f"Exports {len(rows)} compare row(s): .csv, .json or .md.",
+            rows,
+            f"{len(rows)} row(s)",
+            FLAT_COLUMNS,
+        )
+
+
+def compare_heading(diff: dict) -> Text:
+    """Both sides' names and totals: CPU self, peak RSS and device self where known."""
+    totals = diff["totals"]
+    cpu = totals["cpu_self_seconds"]
+    text = Text()
+    text.append(" compare ", style="bold reverse")
+    text.append(
+        f" {neutralise_controls(str(diff['before']))} → "
+        f"{neutralise_controls(str(diff['after']))}  ",
+        style="bold",
+    )
+    text.append(f"CPU self {format_seconds(cpu['before'])} → {format_seconds(cpu['after'])}",
+                style="dim")  # fmt: skip
+    rss = totals.get("process_peak_rss") or {}
+    if rss.get("before") is not None or rss.get("after") is not None:
+        text.append(
+            f"  peak RSS {format_bytes(rss.get('before'))} → {format_bytes(rss.get('after'))}",
+            style="dim",
+        )
+    device = totals["device_self_seconds"]
+    if device["before"] is not None or device["after"] is not None:
+        text.append(
+            f"  device self {format_seconds(device['before'])} → {format_seconds(device['after'])}",
+            style="dim",
+        )
+    return text
