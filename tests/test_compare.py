@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from replay import make_row
 
-from torchscan_tui.analysis.compare import compare_reports, regressions, text_table
+from torchscan_tui.analysis.compare import compare_reports, gate, regressions, text_table
 from torchscan_tui.formats.report import SCHEMA_NAME, save_report
 
 
@@ -168,3 +168,56 @@ def test_compare_carries_the_peak_rss_of_both_runs(tmp_path):
     traces = compare_reports(report(BEFORE), report(AFTER), "a", "b")
     assert traces["totals"]["process_peak_rss"]["before"] is None
     assert "peak RSS" not in text_table(traces)
+
+
+def stepped(operator, seconds_per_step):
+    """A row profiled over a window of steps, with its per-step figures."""
+    row = make_row(operator, [[4]], len(seconds_per_step), sum(seconds_per_step))
+    ordered = sorted(seconds_per_step)
+    row["cpu_self_seconds_per_step"] = {
+        "min": ordered[0],
+        "median": ordered[len(ordered) // 2],
+        "max": ordered[-1],
+        "steps": len(ordered),
+    }
+    return row
+
+
+def test_the_gate_tells_a_change_from_the_noise_of_the_steps():
+    """Issue 18, 5: a row regresses only when its median per step moves beyond the
+    threshold and beyond both runs' spread; within the spread it is listed, not failed."""
+    before = [
+        stepped("aten::noisy", [0.010, 0.006, 0.014]),  # median 10 ms, spread 8 ms
+        stepped("aten::steady", [0.010, 0.0101, 0.0099]),
+    ]
+    after = [
+        stepped("aten::noisy", [0.013, 0.008, 0.016]),  # +30%, but within 8 ms of noise
+        stepped("aten::steady", [0.013, 0.0131, 0.0129]),  # +30%, far beyond 0.2 ms
+    ]
+    offenders, within_noise = gate(compare_reports(report(before), report(after), "a", "b"), 20)
+    assert any(line.startswith("aten::steady") for line in offenders)
+    assert not any(line.startswith("aten::noisy") for line in offenders)
+    assert [line.split(" ")[0] for line in within_noise] == ["aten::noisy"]
+    assert "step spread 8.000 ms" in within_noise[0]
+
+
+def test_the_gate_without_steps_compares_totals_as_before():
+    diff = compare_reports(report(BEFORE), report(AFTER), "a", "b")
+    assert gate(diff, 10) == (regressions(diff, 10), [])
+
+
+def test_the_compare_json_says_which_rows_were_within_noise(tmp_path):
+    before = [stepped("aten::noisy", [0.010, 0.006, 0.014])]
+    after = [stepped("aten::noisy", [0.013, 0.008, 0.016])]
+    save_report(report(before), tmp_path / "a.json")
+    save_report(report(after), tmp_path / "b.json")
+    done = subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", "--compare", tmp_path / "a.json",
+         tmp_path / "b.json", "--json", tmp_path / "d.json", "--fail-on-regression", "25"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "within noise, not counted: aten::noisy" in done.stderr
+    gated = json.loads((tmp_path / "d.json").read_text())["gate"]
+    assert gated["percent"] == 25 and gated["regressions"] == []  # the total: +23%
+    assert gated["within_noise"][0].startswith("aten::noisy")

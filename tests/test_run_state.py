@@ -60,3 +60,13 @@ def test_the_log_keeps_its_newest_lines_and_counts_the_rest():
     assert list(state.log.lines) == ["  2", "  3", "  4"] and state.log.dropped == 2
     assert state.take_pending_log() == ["  2", "  3", "  4"]
     assert state.take_pending_log() == []
+
+
+def test_the_phase_says_which_step_of_the_window_is_running():
+    state = RunState()
+    state.apply(PhaseChanged("profiling"))
+    assert state.phase_label() == "profiling"
+    state.apply(PhaseChanged("profiling", 3, 6))
+    assert state.phase_label() == "profiling (step 3 of 6)"
+    state.apply(PhaseChanged("aggregating"))
+    assert state.phase_label() == "profiling (grouping events)"

@@ -49,8 +49,12 @@ def test_worker_sends_phases_meta_rows_then_done(workloads):
     types = [message["type"] for message in messages]
     assert types[0] == "phase" and types[-1] == "done"
     assert types.index("meta") < types.index("rows")
-    phases = [message["phase"] for message in messages if message["type"] == "phase"]
+    phase_messages = [message for message in messages if message["type"] == "phase"]
+    phases = [message["phase"] for message in phase_messages if message.get("step") is None]
     assert phases == ["loading", "profiling", "aggregating", "sending"]
+    # workload() is a step: one warm-up call, one profiled, each said as it ends
+    steps = [(m["step"], m["steps"]) for m in phase_messages if m.get("step") is not None]
+    assert steps == [(1, 2), (2, 2)]
     meta = next(message for message in messages if message["type"] == "meta")
     assert meta["context"]["profiled"] == "workload()"
     names = {row["operator"] for row in rows_of(messages)}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from torchscan_tui.analysis.step_summary import PER_STEP
 from torchscan_tui.common.formatting import (
     describe_row,
     format_bytes,
@@ -80,6 +81,10 @@ def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> lis
             if old is None or new is None:  # a row on one side: its zero has no ratio
                 ratio = None
             figures[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+        figures[PER_STEP] = {
+            "before": old.get(PER_STEP) if old else None,
+            "after": new.get(PER_STEP) if new else None,
+        }
         rows.append(
             {
                 "operator": sample["operator"],
@@ -163,10 +168,32 @@ def unusable_after(after: dict, name: str) -> list[str]:
 
 
 def regressions(diff: dict, percent: float) -> list[str]:
-    """Why the gate fails: total self time (CPU, and device where both sides measured
-    it), or one of the largest rows, slower by more than percent."""
+    """Why the gate fails (see :func:`gate`)."""
+    return gate(diff, percent)[0]
+
+
+def step_noise(row: dict) -> tuple[float, float, float] | None:
+    """A compare row's CPU self time per step, both sides: (median before, median after,
+    noise), the noise being the wider of the two runs' min-max spreads; None unless both
+    sides were profiled step by step."""
+    spreads = row.get(PER_STEP) or {}
+    before, after = spreads.get("before"), spreads.get("after")
+    if not before or not after:
+        return None
+    noise = max(before["max"] - before["min"], after["max"] - after["min"])
+    return before["median"], after["median"], noise
+
+
+def gate(diff: dict, percent: float) -> tuple[list[str], list[str]]:
+    """The regression gate: (why it fails, what moved but within noise).
+
+    Fails on total self time (CPU, and device where both sides measured it) or one of
+    the largest rows slower by more than ``percent``. Where both sides have per-step
+    figures, a row's CPU time regresses only when its median per step moves beyond the
+    threshold *and* beyond the spread of both runs' steps; one that passes the threshold
+    but not the spread is listed as within noise, not failed."""
     limit = 1 + percent / 100
-    offenders = []
+    offenders, within_noise = [], []
     for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
         total = diff["totals"][field]
         if total["ratio"] is not None and total["ratio"] > limit:
@@ -180,14 +207,29 @@ def regressions(diff: dict, percent: float) -> list[str]:
             before_value, after_value = figure["before"], figure["after"]
             if before_value is None or after_value is None:
                 continue
+            noisy = step_noise(row) if field == "cpu_self_seconds" else None
             if before_value == 0 and after_value > 0 and row["presence"] == "only_after":
                 offenders.append(f"{describe_row(row)}: new, {label} {format_seconds(after_value)}")
+            elif noisy is not None:
+                median_before, median_after, noise = noisy
+                if median_before <= 0 or median_after <= median_before * limit:
+                    continue
+                moved = (
+                    f"{describe_row(row)}: {label} median per step "
+                    f"{format_seconds(median_before)} -> {format_seconds(median_after)} "
+                    f"(+{(median_after / median_before - 1) * 100:.1f}%; step spread "
+                    f"{format_seconds(noise)})"
+                )
+                if median_after - median_before > noise:
+                    offenders.append(moved)
+                else:
+                    within_noise.append(moved)
             elif figure["ratio"] is not None and figure["ratio"] > limit:
                 offenders.append(
                     f"{describe_row(row)}: {label} {format_seconds(before_value)} -> "
                     f"{format_seconds(after_value)} (+{(figure['ratio'] - 1) * 100:.1f}%)"
                 )
-    return offenders
+    return offenders, within_noise
 
 
 def _total_line(label: str, total: dict) -> str:

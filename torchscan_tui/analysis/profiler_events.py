@@ -10,6 +10,7 @@ trace reader can fill the columns straight from its decoded events.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -28,6 +29,11 @@ FILTERED_NAMES = frozenset(
         "aten::_version",
     }
 )
+
+
+WINDOW_START = "[torchscan] step window start"
+WINDOW_END = "[torchscan] step window end"
+STEP_END = "[torchscan] step end"  # between two profiled steps of a window
 
 
 class RawEvent(NamedTuple):
@@ -89,3 +95,27 @@ class EventColumns:
             memory=[event for event in events if event.name in MEMORY_NAMES],
             event_count=len(events),
         )  # fmt: skip
+
+
+def window_events(events: Sequence[RawEvent]) -> tuple[list[RawEvent], list[list[RawEvent]]]:
+    """The events of a step window, and the same events step by step.
+
+    The worker records marker events as the warm-up ends, between profiled steps and as
+    the last step ends (each after the device's queue was drained); an event belongs to
+    the window, and to a step, by its start. Markers are left out. Without a start marker
+    the window is the whole profile (one "step"); without an end marker it runs to the
+    profile's end (the run ended inside the window)."""
+    start = next((e.start_ns for e in events if e.name == WINDOW_START), None)
+    end = next((e.end_ns for e in events if e.name == WINDOW_END), None)
+    markers = (WINDOW_START, WINDOW_END, STEP_END)
+    if start is None:
+        kept = [e for e in events if e.name not in markers]
+        return kept, [kept]
+    if end is None:
+        end = max((e.end_ns for e in events), default=start)
+    kept = [e for e in events if start <= e.start_ns <= end and e.name not in markers]
+    bounds = sorted(e.start_ns for e in events if e.name == STEP_END and start <= e.start_ns <= end)
+    steps: list[list[RawEvent]] = [[] for _ in range(len(bounds) + 1)]
+    for event in kept:
+        steps[bisect_right(bounds, event.start_ns)].append(event)
+    return kept, steps

@@ -75,6 +75,39 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--force", action="store_true", help="overwrite existing --json / --trace files"
     )
+    window = parser.add_argument_group(
+        "step window",
+        "A step is one optimizer.step() of any torch.optim optimizer (the script is not "
+        "edited), or one call of workload(). The profile leaves out W warm-up steps, "
+        "records N, and then ends the script (a script with no step is profiled whole).",
+    )
+    window.add_argument(
+        "--warmup",
+        type=_count(0),
+        metavar="W",
+        default=None,
+        help="steps run before the profile starts (default 1)",
+    )
+    window.add_argument(
+        "--steps",
+        type=_count(1),
+        metavar="N",
+        default=None,
+        help="steps profiled (default 5 for a training script, 1 for workload())",
+    )
+    window.add_argument(
+        "--rss-steps",
+        type=_count(1),
+        metavar="K",
+        default=None,
+        help="end the peak-RSS pass after K steps (long jobs): the peak then covers the "
+        "run up to step K, and the report says so (default: the whole run)",
+    )
+    window.add_argument(
+        "--run-to-end",
+        action="store_true",
+        help="let the script run on after the profiled steps (default: end it there)",
+    )
     parser.epilog = (
         "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
     )
@@ -100,6 +133,21 @@ def _percentage(text: str) -> float:
     if not 0 <= value <= MAX_PERCENT:
         raise argparse.ArgumentTypeError(f"{text} is not a percentage from 0 to {MAX_PERCENT:,.0f}")
     return value
+
+
+def _count(least: int):
+    """A whole number of steps, at least ``least``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < least:
+            raise argparse.ArgumentTypeError(f"{text} is less than {least}")
+        return value
+
+    return parse
 
 
 def _seconds(text: str) -> float:

@@ -102,6 +102,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         device=options.device,
         row_limit=options.row_limit,
         trace_path=os.path.abspath(options.trace) if options.trace else None,
+        warmup=options.warmup,
+        steps=options.steps,
+        run_to_end=options.run_to_end,
+        rss_steps=options.rss_steps,
     )
     if options.json is not None:
         return run_headless(config, options.json, options.force, options.timeout)

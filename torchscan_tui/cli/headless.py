@@ -10,12 +10,14 @@ import os
 import signal
 import sys
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from torchscan_tui.analysis.compare import compare_reports, regressions, text_table, unusable_after
+from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.analysis.step_summary import peak_scope, step_line
 from torchscan_tui.cli.output import (
     EXIT_CANCELLED,
     EXIT_OK,
@@ -41,8 +43,15 @@ from torchscan_tui.formats.report import (
     save_report,
 )
 from torchscan_tui.formats.report_pages import PendingRows
-from torchscan_tui.run.events import OutputLine, RunFinished
+from torchscan_tui.run.events import OutputLine, PhaseChanged, RunFinished
 from torchscan_tui.run.session import RunConfig, Session
+
+PROGRESS_PHASES = {
+    "measuring": "run 1 of 2, the whole script for peak RSS",
+    "loading": "run 2 of 2, the profile: loading the script",
+    "profiling": "run 2 of 2, the profile",
+    "aggregating": "grouping the profile's events",
+}
 
 
 def run_headless(
@@ -58,9 +67,28 @@ def run_headless(
     except ExportError as exc:
         return fail(str(exc))
 
+    started = time.monotonic()
+    progress = {"last": "", "on_screen": False}  # the last progress said; still the last line?
+    in_place = sys.stderr.isatty()
+
     def show(event) -> None:
         if isinstance(event, OutputLine):
             print(event.text, file=sys.stderr, flush=True)
+            progress["on_screen"] = False
+        elif isinstance(event, PhaseChanged) and event.phase in PROGRESS_PHASES:
+            what = PROGRESS_PHASES[event.phase]
+            if event.phase == "measuring" and config.rss_steps is not None:
+                what = f"run 1 of 2, the script for peak RSS up to its step {config.rss_steps}"
+            if event.step is not None:
+                what += f": step {event.step} of {event.steps}"
+            if what == progress["last"]:
+                return
+            # On a terminal the progress line is rewritten in place until the workload
+            # prints; in a log each is a plain line.
+            if in_place and progress["on_screen"]:
+                sys.stderr.write("\x1b[1A\r\x1b[K")
+            say(f"torchscan-tui: {what} ({time.monotonic() - started:.1f} s)", err=True)
+            progress.update(last=what, on_screen=True)
 
     session = Session(replace(config, private_trace=False), show)
     finished: list[RunFinished] = []
@@ -118,9 +146,12 @@ def run_headless(
             f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
         )
     rss = outcome.report["totals"]["process_peak_rss"]
+    steps = step_line(outcome.report["context"])
     say(
         f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
-        f"{rss['value'] / 2**20:.1f} MiB -> {json_path}",
+        f"{rss['value'] / 2**20:.1f} MiB{peak_scope(outcome.report.get('run'))}"
+        + (f", {steps}" if steps else "")
+        + f" -> {json_path}",
         err=True,
     )
     return EXIT_OK
@@ -161,6 +192,10 @@ def run_compare(
             note = run.get("note") or f"{name} holds an incomplete run: its rows undercount"
             say(f"torchscan-tui: warning: {note}", err=True)
     diff = compare_reports(before, after, before_name, after_name)
+    if percent is not None:
+        offenders, within_noise = gate(diff, percent)
+        offenders = unusable_after(after, after_name) + offenders
+        diff["gate"] = {"percent": percent, "regressions": offenders, "within_noise": within_noise}
     if json_path is not None:
         try:
             write_text_atomically(json_path, dumps_report(diff), overwrite=force)
@@ -179,7 +214,8 @@ def run_compare(
     else:
         say(text_table(diff))
     if percent is not None:
-        offenders = unusable_after(after, after_name) + regressions(diff, percent)
+        for moved in within_noise:
+            say(f"torchscan-tui: within noise, not counted: {moved}", err=True)
         if offenders:
             say(f"torchscan-tui: regressions over {percent:g}%:", err=True)
             for offender in offenders:

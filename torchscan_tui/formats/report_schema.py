@@ -39,12 +39,20 @@ class _RowRequired(TypedDict):
     cpu_net_bytes: int
 
 
+class StepSpread(TypedDict):
+    min: float
+    median: float
+    max: float
+    steps: int
+
+
 class Row(_RowRequired, total=False):
     """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
 
     kind: str
     callers: dict[str, int]
     diagnostics: list[Note]
+    cpu_self_seconds_per_step: StepSpread
 
 
 class _KernelRequired(TypedDict):

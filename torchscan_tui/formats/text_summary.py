@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.shares import FIELD_LABELS
+from torchscan_tui.analysis.step_summary import peak_scope, step_line
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 
@@ -25,10 +26,13 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss:
-        header += f"; peak RSS {format_bytes(rss['value'])}"
+        header += f"; peak RSS {format_bytes(rss['value'])}{peak_scope(report.get('run'))}"
     device = device_line(context)
     if device:
         header += f"; {device}"
+    steps = step_line(context)
+    if steps:
+        header += f"; {steps}"
     lines = [neutralise_controls(header)]
     lines.append(
         f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
 class PhaseChanged(NamedTuple):
     phase: str  # starting, measuring, profiling, aggregating, receiving, tracing, done,
     # failed, cancelled
+    step: int | None = None  # in a step window: steps done, warm-up included
+    steps: int | None = None  # of this many
 
 
 class OutputLine(NamedTuple):

@@ -4,6 +4,7 @@ The worker writes to an inherited pipe fd, never to stdout, so nothing the workl
 can be taken for a message. Message types, in the order a worker sends them:
 
   {"type": "phase", "phase": "loading" | "profiling" | "aggregating" | "sending"}
+  {"type": "phase", "phase": "profiling", "step": k, "steps": n}   after each step
   {"type": "meta", "context": {...}, "diagnostics": [...], "kernels": [...],
    "totals": {...}, "trace_path": ...}      kernels: the kernel view (device runs)
   {"type": "rows", "rows": [...]}                 rank order, in batches
@@ -60,8 +61,13 @@ ROW_BATCH = 1000  # rows per message on the channel (and per batch a reopened re
 PHASES = ("loading", "profiling", "aggregating", "sending", "tracing")
 
 
-class _Phase(TypedDict):
+class _PhaseRequired(TypedDict):
     phase: Literal["loading", "profiling", "aggregating", "sending", "tracing"]
+
+
+class _Phase(_PhaseRequired, total=False):
+    step: int  # steps done so far, warm-up included (a step window's progress)
+    steps: int  # of this many: warm-up + profiled
 
 
 class _Meta(TypedDict):

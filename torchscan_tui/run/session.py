@@ -49,11 +49,20 @@ class RunConfig:
     # directory, for the app's trace export (t). A headless run says no: the directory
     # is removed when the run ends, so the trace would be written only to be deleted.
     private_trace: bool = True
+    # The step window (see worker/steps.py); None: the worker's defaults.
+    warmup: int | None = None
+    steps: int | None = None
+    run_to_end: bool = False
+    rss_steps: int | None = None  # the peak-RSS pass ends after this many steps
     python: str = sys.executable
     grace_seconds: float = 1.0
 
     def rss_command(self) -> list[str]:
-        return [self.python, os.path.abspath(self.script), *self.args]
+        script = os.path.abspath(self.script)
+        if self.rss_steps is not None:  # see worker/step_limit.py
+            limit = ["-m", "torchscan_tui.worker.step_limit", str(self.rss_steps)]
+            return [self.python, *limit, script, *self.args]
+        return [self.python, script, *self.args]
 
     def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:
         command = [self.python, "-m", "torchscan_tui.worker", os.path.abspath(self.script)]
@@ -64,6 +73,12 @@ class RunConfig:
             command += ["--row-limit", str(self.row_limit)]
         if trace_path:
             command += ["--trace", trace_path]
+        if self.warmup is not None:
+            command += ["--warmup", str(self.warmup)]
+        if self.steps is not None:
+            command += ["--steps", str(self.steps)]
+        if self.run_to_end:
+            command += ["--run-to-end"]
         return command + ["--", *self.args]
 
 
@@ -228,6 +243,7 @@ class Session:
                     on_output=self._output("workload"),
                     on_sample=lambda seconds, rss: self._emit(RssSampled(seconds, rss)),
                     grace_seconds=self.config.grace_seconds,
+                    env=_worker_env() if self.config.rss_steps is not None else None,
                 )
             )
         except OSError as exc:
@@ -245,6 +261,8 @@ class Session:
         except RuntimeError as exc:  # the launcher ended without a word
             return self._launcher_silent("the workload started", f"{script}: {exc}")
         measured_event = rss_event(result)
+        if self.config.rss_steps is not None:  # the peak covers the run up to that step
+            measured_event.status["rss_steps"] = self.config.rss_steps
         self.report["totals"]["process_peak_rss"] = result.rss
         self.report["run"]["rss_status"] = measured_event.status
         self.report["run"]["rss_wall_seconds"] = result.wall_seconds
@@ -343,7 +361,8 @@ class Session:
                     continue
                 if kind == "phase":
                     phase = message["phase"]
-                    self._emit(PhaseChanged("receiving" if phase == "sending" else phase))
+                    phase = "receiving" if phase == "sending" else phase
+                    self._emit(PhaseChanged(phase, message.get("step"), message.get("steps")))
                 elif kind == "meta":
                     self._apply_meta(message)
                 elif kind == "rows":

@@ -69,6 +69,15 @@ class RunState:
     log: LineTail = field(default_factory=lambda: LineTail(LOG_LINE_LIMIT))
     pending_log: list = field(default_factory=list)
     markers_logged: set = field(default_factory=set)
+    step: tuple[int, int | None] | None = None  # (steps done, of how many) while profiling
+
+    def phase_label(self) -> str:
+        """What the header says of the phase: ``profiling (step 3 of 6)`` in a window."""
+        label = PHASE_LABELS.get(self.phase, self.phase)
+        if self.step is not None and self.phase == "profiling":
+            done, of = self.step
+            label += f" (step {done} of {of})" if of else f" (step {done})"
+        return label
 
     @property
     def running(self) -> bool:
@@ -88,6 +97,7 @@ class RunState:
     def apply(self, event: object) -> None:
         if isinstance(event, PhaseChanged):
             self.phase = event.phase
+            self.step = (event.step, event.steps) if event.step is not None else None
             marker = RUN_MARKERS.get(event.phase)
             if marker and marker not in self.markers_logged:
                 # The workload runs twice: say once which run the lines below come from.

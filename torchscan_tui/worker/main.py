@@ -23,6 +23,7 @@ from typing import Any
 
 from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter
 from torchscan_tui.run.script_args import split_script_args
+from torchscan_tui.worker.steps import StepWindow, call_steps, hook_optimizer_steps
 from torchscan_tui.worker.workload_call import CompletedCall, join_lingering, threads_left_running
 
 DEFAULT_CALLABLE = "workload"
@@ -116,6 +117,30 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[-1]}" if text else type(exc).__name__
 
 
+DEFAULT_WARMUP = 1  # steps left out first: a first step pays one-off costs
+DEFAULT_SCRIPT_STEPS = 5  # steps profiled in a training script
+DEFAULT_CALL_STEPS = 1  # calls of workload() profiled
+
+
+def step_window(
+    args: argparse.Namespace,
+    description: str,
+    call: Callable[[], Any],
+    on_step: Callable[[int, int], None],
+) -> tuple[StepWindow, Callable[[], None], Callable[[], Any]]:
+    """The window to profile, the undo of its hook, and what to call: ``workload()``
+    once per step, or the whole script with every optimizer step counted."""
+    warmup = DEFAULT_WARMUP if args.warmup is None else args.warmup
+    if description.endswith("()"):
+        steps = DEFAULT_CALL_STEPS if args.steps is None else args.steps
+        window = StepWindow(warmup, steps, run_to_end=args.run_to_end, source=description,
+                            on_step=on_step)  # fmt: skip
+        return window, lambda: None, call_steps(call, window)
+    steps = DEFAULT_SCRIPT_STEPS if args.steps is None else args.steps
+    window = StepWindow(warmup, steps, run_to_end=args.run_to_end, on_step=on_step)
+    return window, hook_optimizer_steps(window), call
+
+
 def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     from torchscan_tui.worker.profiling import WorkloadError, profile_workload
 
@@ -145,6 +170,11 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
 
     call = CompletedCall(fn, description)
 
+    def step_progress(done: int, of: int) -> None:
+        channel.send({"type": "phase", "phase": "profiling", "step": done, "steps": of})
+
+    window, undo_hook, fn_to_profile = step_window(args, description, call, step_progress)
+
     def send_rows(report: dict) -> None:
         """The rows go out before the trace is written; the trace's path follows."""
         report["context"]["profiled"] = description
@@ -157,15 +187,17 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     failure: BaseException | None = None
     try:
         report = profile_workload(
-            call,
+            fn_to_profile,
             device=args.device,
             trace_path=args.trace,
             row_limit=args.row_limit,
             on_progress=progress,
             on_rows=send_rows,
+            window=window,
         )
     except WorkloadError as exc:  # its rows went out all the same
         report, failure = exc.report, exc.original
+    undo_hook()
     lingering = join_lingering(threads_before)
     if lingering:  # said now: the worker ends them with itself (see quick_exit)
         report["diagnostics"].append(threads_left_running(lingering))
@@ -194,6 +226,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--row-limit", type=int, default=None)
     parser.add_argument("--trace", default=None)
     parser.add_argument("--channel-fd", type=int, required=True)
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--steps", type=int, default=None)
+    parser.add_argument("--run-to-end", action="store_true")
     ours, script_args = split_script_args(argv)
     args = parser.parse_args(ours)
     args.args = list(script_args)

@@ -30,6 +30,7 @@ from torchscan_tui.analysis.kernel_view import KERNEL_COLUMNS
 from torchscan_tui.analysis.rows import RowView
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
 from torchscan_tui.analysis.sorting import SORT_FIELDS, has_device_time
+from torchscan_tui.analysis.step_summary import step_line
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.gcpause import freeze_long_lived
 from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
@@ -277,11 +278,16 @@ class ProfileScreen(RowsScreen):
             title=self.source.title,
             device=device,
             phase=state.phase,
+            phase_label=state.phase_label(),
             elapsed=elapsed,
             running=state.running,
             tick=self._tick,
             incomplete=state.outcome == "done" and not state.complete,
-            totals=_self_time_totals(state.context),
+            totals="  ".join(
+                part
+                for part in (step_line(state.context), _self_time_totals(state.context))
+                if part
+            ),
         )
 
     def _render_all(self, rows_replaced: bool = False) -> None:

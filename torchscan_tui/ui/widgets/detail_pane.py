@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from torchscan_tui.analysis.step_summary import spread_text
 from torchscan_tui.common.formatting import (
     format_bytes,
     format_count,
@@ -79,6 +80,9 @@ class DetailPane(VerticalScroll):
         if row["device_self_seconds"] is None:
             device += "  (not measured in this run)"
         table.add_row("device self time", device)
+        spread = spread_text(row)
+        if spread:
+            table.add_row("CPU self per step", spread)
         table.add_row("CPU net bytes", format_bytes(row["cpu_net_bytes"], signed=True))
         callers = row.get("callers") or {}
         if callers:

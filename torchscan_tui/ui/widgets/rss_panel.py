@@ -53,6 +53,9 @@ def figures_text(figures: RssFigures) -> Text:
     if status.get("cancelled"):
         # The child was stopped: its mark covers the run up to then, not all of it.
         text.append("  kernel high-water mark up to the cancel, not the whole run's")
+    elif status.get("rss_steps"):  # --rss-steps: the pass ended after that many steps
+        text.append(f"  kernel high-water mark up to step {status['rss_steps']}, not the "
+                    "whole run's")  # fmt: skip
     else:
         text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
     text.append("\n")

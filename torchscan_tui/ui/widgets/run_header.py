@@ -24,6 +24,7 @@ class Heading:
     title: str = ""
     device: str = ""
     phase: str = "starting"
+    phase_label: str = ""  # what to say of the phase (step k of n); "" for its plain label
     elapsed: float | None = None
     running: bool = False
     tick: int = 0
@@ -37,12 +38,13 @@ def heading_text(heading: Heading) -> Text:
     text.append(f" {neutralise_controls(heading.title)}", style="bold")
     text.append(f"  device {neutralise_controls(heading.device)}  ", style="dim")
     phase = heading.phase
+    label = heading.phase_label or PHASE_LABELS.get(phase, phase)
     if heading.running:
         text.append(SPINNER[heading.tick % len(SPINNER)] + " ", style="bold cyan")
     if heading.incomplete:
-        text.append(f"{PHASE_LABELS.get(phase, phase)}, incomplete", style="bold yellow")
+        text.append(f"{label}, incomplete", style="bold yellow")
     else:
-        text.append(PHASE_LABELS.get(phase, phase), style=PHASE_STYLES.get(phase, "bold cyan"))
+        text.append(label, style=PHASE_STYLES.get(phase, "bold cyan"))
     if heading.elapsed is not None:
         text.append(f"  {heading.elapsed:.1f} s", style="dim")
     if heading.totals:

@@ -1,0 +1,233 @@
+"""Step windows: W warm-up steps left out, N profiled, the script ended there.
+
+The window's logic with a fake profiler and clock; then real torch (optimizer steps in
+one process) and real child processes (the command on a training script with DataLoader
+workers, and on workload())."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+
+import pytest
+import torch
+
+from torchscan_tui.analysis.profiler_events import (
+    STEP_END,
+    WINDOW_END,
+    WINDOW_START,
+    RawEvent,
+    window_events,
+)
+from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.steps import StepWindow, WindowComplete, call_steps, hook_optimizer_steps
+
+
+class FakeProfile:
+    made: list[FakeProfile] = []
+
+    def __init__(self):
+        self.started = self.stopped = False
+        FakeProfile.made.append(self)
+
+    def start(self):
+        self.started = True
+
+    def stop(self):
+        self.stopped = True
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        self.now += 1.0  # every step takes a second here
+        return self.now
+
+
+def started(warmup, steps, **kwargs):
+    FakeProfile.made = []
+    window = StepWindow(warmup, steps, clock=FakeClock(), **kwargs)
+    window.marks = []  # what mark() recorded, in order
+    window.start(FakeProfile, lambda: None, window.marks.append)
+    return window
+
+
+def test_the_warm_up_is_marked_off_and_the_window_ends_the_script():
+    window = started(2, 3)
+    window.step_done()
+    window.step_done()  # the warm-up is over: the window opens
+    assert window.marks == [WINDOW_START]
+    window.step_done()
+    window.step_done()
+    with pytest.raises(WindowComplete):
+        window.step_done()
+    assert window.marks == [WINDOW_START, STEP_END, STEP_END, WINDOW_END]
+    (profile,) = FakeProfile.made  # one profiler: never started or stopped in a step
+    assert profile.started and not profile.stopped
+    window.stop()
+    assert profile.stopped
+    steps = window.context()["steps"]
+    assert steps["profiled"] == 3 and steps["seen"] == 5 and not steps["whole_run"]
+    assert steps["step_seconds"] == [1.0, 1.0, 1.0]  # from the window's opening on
+    assert window.notes() == []
+
+
+def test_the_rows_are_the_events_that_start_inside_the_window_step_by_step():
+    def event(name, start, end):
+        return RawEvent(name, "CPU", False, 1, start, end, 0, 0, [])
+
+    events = [
+        event("warm-up op", 0, 10),
+        event("Optimizer.step (warm-up)", 10, 30),
+        event(WINDOW_START, 20, 20),
+        event("step 1 op", 31, 40),
+        event("Optimizer.step 1", 41, 50),
+        event(STEP_END, 45, 45),
+        event("step 2 op", 51, 55),
+        event("Optimizer.step 2", 56, 70),
+        event(WINDOW_END, 60, 60),
+        event("after the window", 71, 80),
+    ]
+    kept, steps = window_events(events)
+    assert [e.name for e in kept] == ["step 1 op", "Optimizer.step 1", "step 2 op",
+                                      "Optimizer.step 2"]  # fmt: skip
+    assert [[e.name for e in step] for step in steps] == [
+        ["step 1 op", "Optimizer.step 1"],
+        ["step 2 op", "Optimizer.step 2"],
+    ]
+    cut = [e for e in events if e.name not in (WINDOW_END, "after the window")]
+    assert [e.name for e in window_events(cut)[0]][-1] == "Optimizer.step 2"  # to the end
+    no_start = [e for e in events if e.name != WINDOW_START]  # the warm-up never ended
+    whole, (one,) = window_events(no_start)
+    assert whole == one == [e for e in no_start if e.name not in (WINDOW_END, STEP_END)]
+
+
+def test_run_to_end_keeps_counting_without_raising():
+    window = started(0, 1, run_to_end=True)
+    for _ in range(4):
+        window.step_done()
+    assert window.context()["steps"]["seen"] == 4 and window.context()["steps"]["profiled"] == 1
+
+
+@pytest.mark.parametrize(
+    ("seen", "code"),
+    [(0, "no_steps_seen"), (1, "window_not_reached"), (3, "window_cut_short")],
+)
+def test_a_run_that_ends_early_says_what_was_profiled(seen, code):
+    window = started(2, 3)
+    for _ in range(seen):
+        window.step_done()
+    window.stop()
+    assert [note["code"] for note in window.notes()] == [code]
+    assert window.context()["steps"]["whole_run"] is (seen < 2)
+    assert FakeProfile.made == [window.profile] and window.profile.stopped
+
+
+def test_a_real_training_loop_is_profiled_for_its_window_only():
+    model = torch.nn.Linear(8, 8)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    done = []
+
+    def train():
+        for _ in range(40):
+            model(torch.ones(4, 8)).sum().backward()
+            optimizer.step()
+            done.append(1)
+
+    window = StepWindow(2, 3)
+    undo = hook_optimizer_steps(window)
+    try:
+        report = profile_workload(train, window=window)
+    finally:
+        undo()
+    assert len(done) == 4  # ended inside step 5's optimizer.step(), not after 40
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["Optimizer.step#SGD.step"] == 3
+    assert report["context"]["steps"]["profiled"] == 3
+    for row in report["operators"]:  # every row, step by step, adds up to its total
+        spread = row["cpu_self_seconds_per_step"]
+        assert spread["steps"] == 3
+        assert spread["min"] <= spread["median"] <= spread["max"]
+        assert spread["min"] * 3 <= row["cpu_self_seconds"] * (1 + 1e-9) + 1e-12
+        assert row["cpu_self_seconds"] <= spread["max"] * 3 * (1 + 1e-9) + 1e-12
+
+
+def test_workload_calls_are_steps():
+    calls = []
+    window = StepWindow(1, 3)
+    report = profile_workload(call_steps(lambda: calls.append(torch.ones(4).sum()), window),
+                              window=window)  # fmt: skip
+    assert len(calls) == 4
+    assert {row["operator"]: row["calls"] for row in report["operators"]}["aten::sum"] == 3
+
+
+def command(*argv):
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=300,
+    )
+
+
+def steps_per_pass(log) -> list[int]:
+    """How many steps each process ran, in the order the passes ran."""
+    pids = Counter(line.split()[0] for line in log.read_text().splitlines())
+    return list(pids.values())
+
+
+def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workloads, tmp_path):
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = command(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
+                     "--", "--epochs", "3", "--log", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log) == [30, 4]  # the whole run for the peak; 2 + 3 - 1 logged
+    report = json.loads(out.read_text())
+    steps = report["context"]["steps"]
+    assert steps["profiled"] == 3 and steps["warmup"] == 2 and len(steps["step_seconds"]) == 3
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["Optimizer.step#SGD.step"] == 3
+    assert "steps 3-5 of optimizer.step(): median" in result.stderr
+    # Progress, a line each when stderr is not a terminal: the phase, step k of W + N.
+    assert "torchscan-tui: run 1 of 2, the whole script for peak RSS" in result.stderr
+    for step in range(1, 6):
+        assert f"torchscan-tui: run 2 of 2, the profile: step {step} of 5 (" in result.stderr
+
+
+def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = command(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
+                     "--", "--epochs", "3", "--log", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log) == [4, 2]  # the 5th step's log line never came: it ended there
+    report = json.loads(out.read_text())
+    assert report["run"]["rss_status"]["rss_steps"] == 5
+    assert report["run"]["rss_status"]["exit_code"] == 0
+    assert report["totals"]["process_peak_rss"]["value"] > 0
+    assert "(up to step 5)" in result.stderr
+
+
+def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
+    log, out = tmp_path / "calls.log", tmp_path / "r.json"
+    result = command(workloads / "counts_calls.py", "--json", out, "--steps", "3", "--", log)
+    assert result.returncode == 0, result.stderr
+    # the RSS pass runs the script, which does not call workload(); then warm-up, 3 steps
+    assert len(log.read_text().splitlines()) == 1 + 3
+    report = json.loads(out.read_text())
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["aten::mm"] == 3
+    assert report["context"]["steps"]["source"] == "workload()"
+
+
+def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_path):
+    out = tmp_path / "r.json"
+    result = command(workloads / "script_only.py", "--json", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert [n["code"] for n in report["diagnostics"]].count("no_steps_seen") == 1
+    assert report["context"]["steps"]["whole_run"] and report["operators"]

@@ -1,0 +1,176 @@
+"""A window of steps to profile: W warm-up steps left out, then N steps profiled.
+
+A step is one ``optimizer.step()`` of any ``torch.optim`` optimizer (a global post-step
+hook: the script is not edited), or one call of ``workload()``. One profiler runs from
+the start, so a script in which no step is ever seen is still profiled whole; as the
+W-th step ends a marker event opens the window, and as the (W+N)-th ends another closes
+it (the device's queue drained first), and the rows are made of the events between them
+(:func:`~torchscan_tui.analysis.profiler_events.window_events`). Once the window is
+closed, :class:`WindowComplete` is raised out of the step that closed it (out of
+``optimizer.step()``, past the script's ``except Exception``), which ends the script
+there: the cost of a profile is start-up plus W + N steps, not the whole job.
+
+The profiler is never started or stopped inside a step: the hook runs within the
+``Optimizer.step`` profiler range, and stopping a profiler there crashed the process at
+exit (a range ended after its profiler was gone).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
+
+
+class WindowComplete(BaseException):  # noqa: N818 - not an error: the window is in
+    """Raised from the step that completes the window, to end the script there."""
+
+
+class StepWindow:
+    """Counts steps and moves the profiler: drop the warm-up, keep N steps, then stop.
+
+    :attr:`profile` is the one profiler; its events between the markers are the report's
+    (all of them when the warm-up never ended).
+    """
+
+    def __init__(
+        self,
+        warmup: int,
+        steps: int,
+        *,
+        run_to_end: bool = False,
+        source: str = "optimizer.step()",
+        clock: Callable[[], float] = time.perf_counter,
+        on_step: Callable[[int, int], None] = lambda done, of: None,
+    ):
+        if warmup < 0 or steps < 1:
+            raise ValueError("a window needs warmup >= 0 and steps >= 1")
+        self.warmup, self.steps = warmup, steps
+        self.source = source
+        self.run_to_end = run_to_end
+        self._settle: Callable[[], None] = lambda: None
+        self._mark: Callable[[str], None] = lambda name: None
+        self.window_done = False
+        self._clock = clock
+        self._on_step = on_step  # progress: steps done, of warm-up + profiled
+        self.profile: Any = None
+        self.seen = 0  # steps seen, warm-up included
+        self.step_seconds: list[float] = []  # each profiled step's wall time
+        self.profiling = False
+        self.window_started = False
+        self._last = 0.0
+
+    def start(
+        self,
+        new_profile: Callable[[], Any],
+        settle: Callable[[], None],
+        mark: Callable[[str], None],
+    ) -> None:
+        """Before the script or the first call: start the one profiler. ``settle`` waits
+        for the device's queued work; ``mark(name)`` records a marker event."""
+        self._settle, self._mark = settle, mark
+        self.profile = new_profile()
+        self.profile.start()
+        self.profiling = True
+        self.window_started = self.warmup == 0
+        if self.window_started:
+            self._mark(WINDOW_START)
+        self._last = self._clock()
+
+    def step_done(self) -> None:
+        """After each step: count it, mark the window, end the script when it is in."""
+        self.seen += 1
+        now = self._clock()
+        if not self.window_done:
+            self._on_step(self.seen, self.warmup + self.steps)
+        if self.window_done:
+            return  # after the window, with --run-to-end
+        if not self.window_started:
+            if self.seen == self.warmup:  # the warm-up is over: the window opens
+                self._settle()
+                self._mark(WINDOW_START)
+                self.window_started = True
+                self._last = self._clock()
+            return
+        self.step_seconds.append(now - self._last)
+        self._last = now
+        if len(self.step_seconds) < self.steps:
+            self._mark(STEP_END)
+        else:
+            self._settle()
+            self._mark(WINDOW_END)
+            self.window_done = True
+            if not self.run_to_end:
+                raise WindowComplete
+
+    def stop(self) -> None:
+        """Stop the profiler (after the script, outside any step)."""
+        if self.profiling:
+            self._settle()
+            self.profile.stop()
+            self.profiling = False
+
+    def context(self) -> dict:
+        """What the report says of the steps: how many, which, each one's wall time."""
+        return {
+            "steps": {
+                "source": self.source,
+                "warmup": self.warmup,
+                "requested": self.steps,
+                "seen": self.seen,
+                "profiled": len(self.step_seconds) if self.window_started else 0,
+                "whole_run": not self.window_started,
+                "step_seconds": list(self.step_seconds),
+            }
+        }
+
+    def notes(self) -> list[dict]:
+        """Why the profile is not the window asked for, when it is not."""
+        if not self.window_started:
+            if self.seen == 0:
+                return [
+                    diag.make(
+                        "no_steps_seen",
+                        f"No step was seen ({self.source}), so the whole run is profiled. "
+                        "For a window of steps, train with a torch.optim optimizer, or "
+                        "define workload() for one step and run it with --steps N.",
+                    )
+                ]
+            return [
+                diag.make(
+                    "window_not_reached",
+                    f"The run ended after {self.seen} step(s), before the {self.warmup} "
+                    "warm-up step(s) were over: the whole run is profiled. Lower --warmup.",
+                )
+            ]
+        if len(self.step_seconds) < self.steps:
+            return [
+                diag.make(
+                    "window_cut_short",
+                    f"The run ended after {len(self.step_seconds)} of the {self.steps} "
+                    "profiled step(s) asked for: the rows cover those.",
+                )
+            ]
+        return []
+
+
+def hook_optimizer_steps(window: StepWindow) -> Callable[[], None]:
+    """Count every ``optimizer.step()`` of any torch.optim optimizer; returns the undo."""
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+
+    handle = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: window.step_done())
+    return handle.remove
+
+
+def call_steps(fn: Callable[[], Any], window: StepWindow) -> Callable[[], None]:
+    """``fn`` called once per step, W + N times (``workload()`` as a step)."""
+
+    def run() -> None:
+        for _ in range(window.warmup + window.steps):
+            fn()
+            window.step_done()
+
+    return run
