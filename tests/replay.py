@@ -117,6 +117,7 @@ def recorded_events(
     device="cpu",
     outcome="done",
     output=("hello from the workload",),
+    overview=None,
 ):
     rows = sample_rows() if rows is None else rows
     context = {
@@ -152,7 +153,7 @@ def recorded_events(
         )
     )
     events.append(PhaseChanged("profiling"))
-    events.append(ProfileMeta(context, diagnostics or [], {}, trace_path))
+    events.append(ProfileMeta(context, diagnostics or [], {}, trace_path, [], overview))
     events.append(PhaseChanged("receiving"))
     events.append(RowsReceived(rows[:5]))
     events.append(RowsReceived(rows[5:]))

@@ -193,6 +193,11 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["Optimizer.step#SGD.step"] == 3
     assert "steps 3-5 of optimizer.step(): median" in result.stderr
+    overview = report["overview"]  # each step's time split, the shares, the advice
+    assert len(overview["steps"]) == 3
+    assert sum(overview["shares"].values()) == pytest.approx(1.0)
+    assert overview["shares"]["dataloader"] > 0  # the DataLoader's wait is seen
+    assert "cpu_only" in [item["code"] for item in overview["recommendations"]]
     # Progress, a line each when stderr is not a terminal: the phase, step k of W + N.
     assert "torchscan-tui: run 1 of 2, the whole script for peak RSS" in result.stderr
     for step in range(1, 6):

@@ -46,11 +46,12 @@ def new_report(
     trace_path: str | None = None,
     workload: dict | None = None,
     run: dict | None = None,
+    overview: dict | None = None,
 ) -> Report:
     """The one way a report is made (the live profile, a run not measured yet, a trace
     read as a report, the tests): the schema's keys in the order :func:`dumps_report`
     lays out, every figure not given missing (None or empty), never zero.
-    ``workload`` and ``run`` are left out when not given (the worker's report has
+    ``overview``, ``workload`` and ``run`` are left out when not given (the worker's report has
     neither: the session adds them)."""
     report: Report = {
         "schema": SCHEMA_NAME,
@@ -62,6 +63,8 @@ def new_report(
         "totals": totals if totals is not None else {"process_peak_rss": None},
         "trace_path": trace_path,
     }
+    if overview is not None:
+        report["overview"] = overview
     if workload is not None:
         report["workload"] = workload
     if run is not None:

@@ -97,6 +97,7 @@ class Head(TypedDict, total=False):
     trace_path: str | None
     workload: dict[str, Any] | None
     run: RunStatus | None
+    overview: dict[str, Any] | None
 
 
 class Report(Head, total=False):

@@ -8,6 +8,7 @@ rank order, then its diagnostics (pure: no torch, no textual).
 from __future__ import annotations
 
 from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.overview import overview_lines
 from torchscan_tui.analysis.shares import FIELD_LABELS
 from torchscan_tui.analysis.step_summary import peak_scope, step_line
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
@@ -46,6 +47,8 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
         )
     if total > limit:
         lines.append(f"... {format_count(total - limit)} more: open it in a terminal to see all")
+    for line in overview_lines(report.get("overview") or {}):
+        lines.append(neutralise_controls(line))
     for note in report.get("diagnostics") or []:
         lines.append(neutralise_controls(f"note: {note['code']}: {note['message']}"))
     return "\n".join(lines)

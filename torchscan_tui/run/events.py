@@ -47,6 +47,7 @@ class ProfileMeta(NamedTuple):
     totals: dict
     trace_path: str | None
     kernels: list = []  # the kernel view's rows (device runs); never mutated
+    overview: dict | None = None  # the step overview (see analysis/overview.py)
 
 
 class RowsReceived(NamedTuple):

@@ -70,12 +70,16 @@ class _Phase(_PhaseRequired, total=False):
     steps: int  # of this many: warm-up + profiled
 
 
-class _Meta(TypedDict):
+class _MetaRequired(TypedDict):
     context: dict[str, Any]
     diagnostics: list[Note]
     kernels: list[KernelRow]
     totals: dict[str, Any]
     trace_path: str | None
+
+
+class _Meta(_MetaRequired, total=False):
+    overview: dict[str, Any] | None  # the step overview (a step window's run)
 
 
 class _ErrorRequired(TypedDict):

@@ -380,6 +380,8 @@ class Session:
         self.report["kernels"] = message.get("kernels") or []
         self.report["totals"].update(message.get("totals") or {})
         self.report["trace_path"] = message.get("trace_path")
+        if message.get("overview") is not None:
+            self.report["overview"] = message["overview"]
         self.report["workload"]["torch_version"] = message["context"].get("torch_version")
         self._emit(
             ProfileMeta(
@@ -388,6 +390,7 @@ class Session:
                 message.get("totals") or {},
                 message.get("trace_path"),
                 self.report["kernels"],
+                message.get("overview"),
             )
         )
 

@@ -115,6 +115,7 @@ def _report_opened(report: dict) -> list[Event]:
             {k: v for k, v in (report.get("totals") or {}).items() if k != "process_peak_rss"},
             report.get("trace_path"),
             report.get("kernels") or [],
+            report.get("overview"),
         )
     )
     return events

@@ -61,6 +61,7 @@ class RunState:
     totals: dict = field(default_factory=dict)
     trace_path: str | None = None
     kernels: list = field(default_factory=list)
+    overview: dict | None = None
     outcome: str | None = None
     message: str = ""
     details: str = ""
@@ -121,6 +122,7 @@ class RunState:
             self.totals = event.totals
             self.trace_path = event.trace_path
             self.kernels = event.kernels
+            self.overview = event.overview
         elif isinstance(event, RunFinished):
             self.outcome = event.outcome
             self.phase = event.outcome

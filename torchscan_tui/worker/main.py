@@ -87,6 +87,7 @@ def meta_message(report: dict) -> dict:
         "kernels": report.get("kernels", []),
         "totals": report["totals"],
         "trace_path": report["trace_path"],
+        "overview": report.get("overview"),
     }
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
+from torchscan_tui.analysis.overview import step_overview
 from torchscan_tui.analysis.profiler_events import RawEvent, window_events
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.step_summary import attach_step_spreads
@@ -285,6 +286,7 @@ def profile_workload(
     sums = self_time_sums(rows)
     if row_limit is not None:
         rows = rows[:row_limit]
+    kernels = kernel_rows(aggregation)
     report = new_report(
         operators=rows,
         context={
@@ -302,7 +304,8 @@ def profile_workload(
             **sums,
             **(window.context() if windowed else {}),
         },
-        kernels=kernel_rows(aggregation),
+        kernels=kernels,
+        overview=step_overview(steps, kernels) if windowed else None,
         diagnostics=notes,
         totals={},
     )

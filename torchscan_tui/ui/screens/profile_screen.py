@@ -65,7 +65,7 @@ FIRST_FRAME_WAIT_S = 2.0  # the run starts after the first frame, or after this 
 # The actions check_action may hide or show, depending on the run and the rows.
 VARIABLE_ACTIONS = (
     "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log",
-    "kernels",
+    "kernels", "overview",
 )  # fmt: skip
 QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
@@ -92,6 +92,7 @@ class ProfileScreen(RowsScreen):
         *SELECTION_BINDINGS,
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
+        Binding("o", "overview", "Steps", tooltip="Step overview: where each step's time went"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace (Perfetto)"),
         Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
@@ -404,6 +405,14 @@ class ProfileScreen(RowsScreen):
         summary = device_line(self.state.context) or ""
         self.app.push_screen(KernelScreen(self.state.kernels, summary, self._export_kernels))
 
+    def action_overview(self) -> None:
+        """The step overview: each profiled step's time split, and what to try."""
+        from torchscan_tui.ui.screens.overview_screen import OverviewScreen
+
+        overview = self.state.overview or {}
+        line = step_line(self.state.context) or "the profiled run"
+        self.app.push_screen(OverviewScreen(overview, f"Step overview: {line}"))
+
     def _export_kernels(self, rows: list[dict]) -> None:
         self.ask_to_export_rows(
             "Export kernels",
@@ -503,6 +512,8 @@ class ProfileScreen(RowsScreen):
             return state.report is not None
         if action == "kernels":
             return bool(state.kernels)
+        if action == "overview":
+            return bool(state.overview and state.overview.get("steps"))
         if action == "toggle_log":  # a reopened file has no workload output to show
             return self.source.rerunnable or bool(state.log.lines) or self._log_shown()
         return super().check_action(action, parameters)

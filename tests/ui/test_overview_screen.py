@@ -1,0 +1,57 @@
+"""``o``: the step overview in the app, drawn from the report's overview."""
+
+from __future__ import annotations
+
+import html
+import re
+
+from replay import replay_source
+
+from torchscan_tui.analysis.overview import step_overview
+from torchscan_tui.analysis.profiler_events import RawEvent
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.screens.overview_screen import OverviewScreen
+
+from .conftest import wait_for_run
+
+MS = 1_000_000
+
+
+def _event(name, start, end):
+    return RawEvent(name, "CPU", False, 1, start * MS, end * MS, 0, 0, [], False, "cpu_op")
+
+
+def _overview():
+    loader = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
+    return step_overview([
+        [_event(loader, 0, 3), _event("aten::mm", 3, 10)],
+        [_event(loader, 10, 11), _event("aten::mm", 11, 30)],
+    ])  # fmt: skip
+
+
+def screen_text(app) -> str:
+    svg = app.export_screenshot()
+    return html.unescape("".join(re.findall(r"<text [^>]*>(.*?)</text>", svg))).replace("\xa0", " ")
+
+
+async def test_o_shows_each_step_the_shares_and_what_to_try(until):
+    app = create_app(source=replay_source(overview=_overview()), show_clock=False)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_for_run(pilot)
+        assert app.main_screen.check_action("overview", ())
+        await pilot.press("o")
+        await until(pilot, lambda: "What to try" in screen_text(app))
+        assert isinstance(app.screen, OverviewScreen)
+        text = screen_text(app)
+        assert "step 1" in text and "step 2" in text
+        assert "DataLoader wait 13%" in text and "CPU work 87%" in text
+        assert "raise num_workers" in text and "because DataLoader wait is 13%" in text
+        await pilot.press("escape")
+        assert app.screen is app.main_screen
+
+
+async def test_o_is_not_offered_without_an_overview():
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait_for_run(pilot)
+        assert app.main_screen.check_action("overview", ()) is False

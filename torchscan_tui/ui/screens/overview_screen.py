@@ -1,0 +1,101 @@
+"""``o``: the step overview. Each profiled step's time as a stacked bar, the shares over
+the window, and the recommendations with the figures behind them.
+
+The figures are the report's ``overview`` (see :mod:`torchscan_tui.analysis.overview`);
+this screen only draws them. Each category is one letter in the bars (so the split reads
+without colour, over SSH too) as well as one colour.
+"""
+
+from __future__ import annotations
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from torchscan_tui.analysis.overview import CATEGORIES, LABELS
+from torchscan_tui.common.formatting import format_seconds
+from torchscan_tui.ui.literal import literal
+
+MARKS = {"kernel": "K", "memcpy": "C", "memset": "S", "runtime": "R", "dataloader": "D",
+         "cpu": "H", "other": "·"}  # fmt: skip
+STYLES = {"kernel": "green", "memcpy": "magenta", "memset": "magenta", "runtime": "yellow",
+          "dataloader": "red", "cpu": "cyan", "other": "dim"}  # fmt: skip
+BAR_RESERVE = 28  # the step number, its time and the padding beside each bar
+
+
+def stacked_bar(step: dict, longest: float, width: int) -> Text:
+    """One step as marks in proportion to each category's time (the longest step fills
+    ``width``); a category shorter than a cell still shows one mark when it is 5%."""
+    bar = Text()
+    if longest <= 0:
+        return bar
+    cells = max(int(round(step["seconds"] / longest * width)), 1)
+    for name in CATEGORIES:
+        seconds = step.get(name) or 0.0
+        share = seconds / step["seconds"] if step["seconds"] else 0.0
+        count = int(round(share * cells)) or (1 if share >= 0.05 else 0)
+        bar.append(MARKS[name] * count, style=STYLES[name])
+    return bar
+
+
+def draw_overview(overview: dict, width: int) -> RenderableType:
+    steps = overview.get("steps") or []
+    longest = max((step["seconds"] for step in steps), default=0.0)
+    bars = Table.grid(padding=(0, 1))
+    bars.add_column(justify="right", style="bold")
+    bars.add_column(justify="right")
+    bars.add_column()
+    for number, step in enumerate(steps, 1):
+        bars.add_row(
+            f"step {number}",
+            format_seconds(step["seconds"]),
+            stacked_bar(step, longest, max(width - BAR_RESERVE, 10)),
+        )
+    legend = Text()
+    for name in CATEGORIES:
+        share = (overview.get("shares") or {}).get(name)
+        legend.append(f"{MARKS[name]} ", style=f"bold {STYLES[name]}")
+        legend.append(f"{LABELS[name]} ")
+        legend.append("—" if share is None else f"{share:.0%}", style="bold")
+        legend.append("   ")
+    advice = [Text("\nWhat to try", style="bold")]
+    for item in overview.get("recommendations") or []:
+        line = literal(f"• {item['text']}")
+        line.append(f"\n  because {item['because']}", style="dim")
+        advice.append(line)
+    if len(advice) == 1:
+        advice.append(Text("Nothing stands out in these shares.", style="dim"))
+    return Group(bars, Text(""), legend, *advice)
+
+
+class OverviewScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
+
+    def __init__(self, overview: dict, title: str):
+        super().__init__()
+        self.overview = overview
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="chart-dialog"):
+            yield Static(literal(self.title_text, "bold"), id="chart-title")
+            yield Static(id="chart-body")
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        width = max(self.query_one("#chart-dialog").content_size.width, 40)
+        self.query_one("#chart-body", Static).update(draw_overview(self.overview, width))
+
+    def action_dismiss(self) -> None:
+        self.dismiss(None)
