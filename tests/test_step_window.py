@@ -236,3 +236,24 @@ def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_pat
     report = json.loads(out.read_text())
     assert [n["code"] for n in report["diagnostics"]].count("no_steps_seen") == 1
     assert report["context"]["steps"]["whole_run"] and report["operators"]
+
+
+def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workloads, tmp_path):
+    """Issue 18, 1: nesting a second profiler gave 0 rows. The script's own schedule
+    (wait 1, warm-up 1, active 3) is the window; its trace handler still runs; the run
+    ends at the step after it."""
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = command(workloads / "profiles_itself.py", "--json", out, "--", log)
+    assert result.returncode == 0, result.stderr
+    lines = log.read_text().splitlines()
+    pids = list(dict.fromkeys(line.split()[0] for line in lines))
+    profile_pass = [line.split()[1] for line in lines if line.startswith(pids[1] + " ")]
+    assert profile_pass == ["1", "2", "3", "4", "ready", "5"]  # ended at its 6th step
+    report = json.loads(out.read_text())
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["Optimizer.step#SGD.step"] == 3 and calls["ProfilerStep*"] == 3
+    assert not any(name.startswith("[torchscan]") for name in calls)
+    assert "script_profiler_adopted" in [note["code"] for note in report["diagnostics"]]
+    steps = report["context"]["steps"]
+    assert steps["profiled"] == 3 and len(steps["step_seconds"]) == 3
+    assert all(row["cpu_self_seconds_per_step"]["steps"] == 3 for row in report["operators"])

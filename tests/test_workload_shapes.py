@@ -44,8 +44,22 @@ def test_a_coroutine_or_generator_workload_is_driven_and_said(tmp_path, name, co
     assert code in [note["code"] for note in report["diagnostics"]]
 
 
-def test_an_empty_profile_is_no_success_headless(tmp_path):
+def test_a_workload_that_profiles_itself_gives_its_own_profile(tmp_path):
+    """It nested a second profiler under ours and both got nothing (0 rows); its own
+    profile is now adopted as the report's."""
     done = _headless(tmp_path, "own_profiler.py")
+    assert done.returncode == 0, done.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert "script_profiler_adopted" in [note["code"] for note in report["diagnostics"]]
+    assert any(row["operator"] == "aten::mm" for row in report["operators"])
+
+
+def test_an_empty_profile_is_no_success_headless(tmp_path):
+    (tmp_path / "idle.py").write_text("def workload():\n    pass\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", "idle.py", "--json", "r.json"],
+        capture_output=True, text=True, cwd=tmp_path, stdin=subprocess.DEVNULL, timeout=120,
+    )  # fmt: skip
     assert done.returncode == 1
     assert "no rows. The profile holds no operator" in done.stderr
     report = json.loads((tmp_path / "r.json").read_text())

@@ -119,3 +119,26 @@ def window_events(events: Sequence[RawEvent]) -> tuple[list[RawEvent], list[list
     for event in kept:
         steps[bisect_right(bounds, event.start_ns)].append(event)
     return kept, steps
+
+
+PROFILER_STEP_PREFIX = "ProfilerStep#"
+
+
+def profiler_steps(events: Sequence[RawEvent]) -> tuple[list[list[RawEvent]], list[float]]:
+    """A script's own profile cut into its ``ProfilerStep#N`` ranges (the ones
+    ``prof.step()`` draws): each step's events, by their start, and each step's seconds.
+    Without such ranges, the whole profile is one step with no wall time of its own."""
+    ranges = sorted(
+        (event.start_ns, event.end_ns)
+        for event in events
+        if event.name.startswith(PROFILER_STEP_PREFIX) and event.device_type == "CPU"
+    )
+    if not ranges:
+        return [list(events)], []
+    starts = [start for start, _ in ranges]
+    steps: list[list[RawEvent]] = [[] for _ in ranges]
+    for event in events:
+        index = bisect_right(starts, event.start_ns) - 1
+        if index >= 0 and event.start_ns <= ranges[index][1]:
+            steps[index].append(event)
+    return steps, [(end - start) / 1e9 for start, end in ranges]

@@ -109,7 +109,7 @@ def check_message(message: dict, rows_before: int = 0) -> dict:
                 _msgspec.convert({k: v for k, v in message.items() if k != "type"}, _SHAPES[kind])
             except _msgspec.ValidationError as exc:
                 raise ValueError(f"the {kind} message: {exc}") from None
-        elif not all(key in message for key in _SHAPES[kind].__annotations__):
+        elif not all(key in message for key in _SHAPES[kind].__required_keys__):
             raise ValueError(f"the {kind} message lacks a field")
     elif kind != "done":
         raise ValueError(f"a message of unknown type {kind!r}")

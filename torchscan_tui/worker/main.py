@@ -23,7 +23,12 @@ from typing import Any
 
 from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter
 from torchscan_tui.run.script_args import split_script_args
-from torchscan_tui.worker.steps import StepWindow, call_steps, hook_optimizer_steps
+from torchscan_tui.worker.steps import (
+    ScriptProfiler,
+    StepWindow,
+    call_steps,
+    hook_optimizer_steps,
+)
 from torchscan_tui.worker.workload_call import CompletedCall, join_lingering, threads_left_running
 
 DEFAULT_CALLABLE = "workload"
@@ -149,6 +154,8 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     sys.argv = [script, *args.args]
     sys.path.insert(0, os.path.dirname(script))
     channel.send({"type": "phase", "phase": "loading"})
+    adopter = ScriptProfiler()  # a script that profiles itself: its profile is ours
+    adopter.install()  # before loading: the script may import torch.profiler.profile
     try:
         fn, description = load_workload(script, args.callable)
     except LoadError as exc:
@@ -175,6 +182,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
         channel.send({"type": "phase", "phase": "profiling", "step": done, "steps": of})
 
     window, undo_hook, fn_to_profile = step_window(args, description, call, step_progress)
+    adopter.attach(window)
 
     def send_rows(report: dict) -> None:
         """The rows go out before the trace is written; the trace's path follows."""

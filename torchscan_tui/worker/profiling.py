@@ -20,7 +20,7 @@ from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
 from torchscan_tui.analysis.overview import step_overview
-from torchscan_tui.analysis.profiler_events import RawEvent, window_events
+from torchscan_tui.analysis.profiler_events import RawEvent, profiler_steps, window_events
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.step_summary import attach_step_spreads
 from torchscan_tui.common.gcpause import gc_paused
@@ -222,8 +222,11 @@ def profile_workload(
     failure: BaseException | None = None
     progress("profiling")
 
+    # The class itself, not a script's adopted subclass of it (see ScriptProfiler).
+    profile_class = getattr(profile, "adopted_from", profile)
+
     def new_profile() -> profile:
-        return profile(activities=activities, record_shapes=True, profile_memory=True)
+        return profile_class(activities=activities, record_shapes=True, profile_memory=True)
 
     def settle() -> None:
         if device == "cuda" and torch.cuda.is_available():
@@ -237,6 +240,11 @@ def profile_workload(
         with record_function(name):
             pass
 
+    adopted = window.script_profiler
+    if adopted is not None:
+        adopted.extract = lambda results: extract_raw_events(
+            results, device_activity=any(a != ProfilerActivity.CPU for a in activities)
+        )
     window.start(new_profile, settle, mark)
     try:
         fn()
@@ -248,13 +256,19 @@ def profile_workload(
     prof = window.profile
     progress("aggregating")
     with gc_paused():
-        raw_events = extract_raw_events(
-            prof.profiler.kineto_results,
-            device_activity=any(a != ProfilerActivity.CPU for a in activities),
-        )
         steps: list = []
-        if windowed:
-            raw_events, steps = window_events(raw_events)
+        if adopted is not None and adopted.events is not None:
+            raw_events = adopted.events  # the script's own profile: its window
+            steps, step_seconds = profiler_steps(raw_events)
+            window.adopt(len(steps), step_seconds)
+            prof = adopted.profile  # its trace is the one to export
+        else:
+            raw_events = extract_raw_events(
+                prof.profiler.kineto_results,
+                device_activity=any(a != ProfilerActivity.CPU for a in activities),
+            )
+            if windowed:
+                raw_events, steps = window_events(raw_events)
         event_total, max_events = len(raw_events), max_events_allowed()
         aggregation = aggregate_events(raw_events[:max_events])
     cuda_active = ProfilerActivity.CUDA in activities

@@ -54,6 +54,9 @@ class StepWindow:
         self._settle: Callable[[], None] = lambda: None
         self._mark: Callable[[str], None] = lambda name: None
         self.window_done = False
+        self.end_at_next_step = False
+        self.script_profiler: ScriptProfiler | None = None  # see ScriptProfiler
+        self.adopted = False
         self._clock = clock
         self._on_step = on_step  # progress: steps done, of warm-up + profiled
         self.profile: Any = None
@@ -86,6 +89,8 @@ class StepWindow:
         now = self._clock()
         if not self.window_done:
             self._on_step(self.seen, self.warmup + self.steps)
+        if self.end_at_next_step:  # the script's own profile is in (ScriptProfiler)
+            raise WindowComplete
         if self.window_done:
             return  # after the window, with --run-to-end
         if not self.window_started:
@@ -113,6 +118,19 @@ class StepWindow:
             self.profile.stop()
             self.profiling = False
 
+    def stop_marking(self) -> None:
+        self._mark = lambda name: None
+        self._settle = lambda: None
+
+    def adopt(self, steps: int, step_seconds: list[float]) -> None:
+        """The report is the script's own profile (:class:`ScriptProfiler`): its steps."""
+        self.adopted = True
+        self.window_started = True
+        self.source = "the script's own torch.profiler (prof.step())"
+        self.warmup = 0
+        self.steps = steps
+        self.step_seconds = list(step_seconds)
+
     def context(self) -> dict:
         """What the report says of the steps: how many, which, each one's wall time."""
         return {
@@ -129,6 +147,15 @@ class StepWindow:
 
     def notes(self) -> list[dict]:
         """Why the profile is not the window asked for, when it is not."""
+        if self.adopted:
+            return [
+                diag.make(
+                    "script_profiler_adopted",
+                    "The script runs its own torch.profiler: its window (schedule and "
+                    "prof.step()) is this profile, with record_shapes and profile_memory "
+                    "turned on for it; --warmup and --steps do not apply.",
+                )
+            ]
         if not self.window_started:
             if self.seen == 0:
                 return [
@@ -174,3 +201,87 @@ def call_steps(fn: Callable[[], Any], window: StepWindow) -> Callable[[], None]:
             window.step_done()
 
     return run
+
+
+class ScriptProfiler:
+    """A script's own ``torch.profiler.profile``, adopted rather than nested.
+
+    Kineto runs one profiler at a time: a script that profiles itself (with a
+    ``schedule`` and ``prof.step()``, or a plain ``with profile():``) under ours got no
+    events, and neither did we. While the script runs, ``torch.profiler.profile`` is a
+    subclass that records shapes and memory (the rows need them), stops our profiler
+    when the script starts its own, and keeps the events of the script's first completed
+    profile (its first ``on_trace_ready``, or its stop): that window is the report's. The
+    script's own trace handler still runs. Installed before the script is loaded, as it
+    may import ``profile`` by name at its top. The script then ends at its next optimizer
+    step (never inside the script's profiler), unless ``--run-to-end``.
+    """
+
+    def __init__(self) -> None:
+        self.window = StepWindow(0, 1)  # replaced by attach() before anything runs
+        self.extract: Callable[[Any], list] = lambda profiler: []
+        self.events: list | None = None  # the adopted profile's events, once captured
+        self.profile: Any = None  # the script's profiler whose events those are
+        self.started = False
+
+    def attach(self, window: StepWindow) -> None:
+        """The window whose profiler stops when the script starts its own."""
+        self.window = window
+        window.script_profiler = self
+
+    def install(self) -> Callable[[], None]:
+        """Adopt from now on (before the script is loaded: it may import ``profile``
+        by name); returns the undo."""
+        import torch.profiler
+        import torch.profiler.profiler as module
+
+        original = module.profile
+        adopter = self
+
+        class AdoptedProfile(original):  # type: ignore[misc, valid-type]
+            adopted_from = original  # what profile_workload itself uses
+
+            def __init__(self, *args: Any, **kwargs: Any):
+                kwargs["record_shapes"] = True
+                kwargs["profile_memory"] = True
+                theirs = kwargs.get("on_trace_ready")
+
+                def ready(profiler: Any) -> None:
+                    adopter._capture(profiler)
+                    if theirs is not None:
+                        theirs(profiler)
+
+                kwargs["on_trace_ready"] = ready
+                super().__init__(*args, **kwargs)
+
+            def start(self) -> None:
+                adopter._script_starts()
+                super().start()
+
+            def stop(self) -> None:
+                super().stop()
+                adopter._capture(self)
+
+        torch.profiler.profile = module.profile = AdoptedProfile
+
+        def undo() -> None:
+            torch.profiler.profile = module.profile = original
+
+        return undo
+
+    def _script_starts(self) -> None:
+        if not self.started:
+            self.started = True
+            self.window.stop()  # ours stops: the script's profiler is the one that runs
+            self.window.stop_marking()  # and no marker of ours lands in its events
+
+    def _capture(self, profiler: Any) -> None:
+        if self.events is not None or getattr(profiler, "profiler", None) is None:
+            return
+        try:
+            self.events = self.extract(profiler.profiler.kineto_results)
+        except (AttributeError, RuntimeError):  # no results (a cycle that saved nothing)
+            return
+        self.profile = profiler
+        self.window.window_done = True  # our step hook ends the script at its next step
+        self.window.end_at_next_step = not self.window.run_to_end
