@@ -6,7 +6,9 @@ bare torch.profiler process of the same callable (import the script, profile
 ends without the interpreter's teardown of torch (``quick_exit``), which the bare
 process pays, so a second ratio is printed against a bare process that skips it too:
 the cost of everything else we do. Ours:
-``torchscan-tui script.py --json OUT`` from start to exit, which also groups the events,
+``torchscan-tui script.py --json OUT --warmup 0`` from start to exit (one profiled call,
+as the bare process makes: the default warm-up call is a choice of what to measure, not a
+cost of measuring), which also groups the events,
 sends the rows and writes the report. All three are timed as whole processes from the
 shell's point of view, interleaved, on the bundled sample workloads.
 
@@ -74,7 +76,19 @@ def main() -> None:
                 bare.append(timed([python, "-c", BARE_PROFILER, script]))
                 bare_quick.append(timed([python, "-c", BARE_PROFILER_QUICK_EXIT, script]))
                 ours.append(
-                    timed([python, "-m", "torchscan_tui", script, "--json", out, "--force"])
+                    timed(
+                        [
+                            python,
+                            "-m",
+                            "torchscan_tui",
+                            script,
+                            "--json",
+                            out,
+                            "--force",
+                            "--warmup",
+                            "0",
+                        ]
+                    )  # fmt: skip
                 )
             base = [p + b for p, b in zip(plain, bare, strict=True)]
             print(

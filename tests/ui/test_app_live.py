@@ -62,3 +62,30 @@ async def test_an_app_left_without_q_still_removes_its_private_files(wait):
         assert app.main_screen.state.phase == "done", app.main_screen.state.message
         assert private_dirs() - before  # the run's private directory, with the trace
     assert not private_dirs() - before
+
+
+async def test_a_training_script_in_the_app_shows_its_steps_and_overview(wait, tmp_path):
+    """Issue 18 in the app: a training script with DataLoader workers and no workload(),
+    profiled for a window of steps; the header names them, a row's detail gives its time
+    per step, and o opens the step overview."""
+    from torchscan_tui.ui.screens.overview_screen import OverviewScreen
+    from torchscan_tui.ui.widgets.detail_pane import DetailPane
+
+    log = tmp_path / "steps.log"
+    config = RunConfig(script=str(WORKLOADS / "trains.py"), args=("--log", str(log)),
+                       device="cpu", warmup=1, steps=3)  # fmt: skip
+    app = create_app(config=config, show_clock=False)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait(pilot, timeout=180)
+        screen = app.main_screen
+        assert screen.state.phase == "done", screen.state.message
+        assert "steps 2-4 of optimizer.step()" in str(app.query_one("#run-header").render())
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "CPU self per step" in str(
+            app.query_one(DetailPane).query_one("#detail-body").render()
+        )
+        await pilot.press("escape", "o")
+        await pilot.pause()
+        assert isinstance(app.screen, OverviewScreen)
+        assert len(app.screen.overview["steps"]) == 3
