@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -25,6 +26,18 @@ def workloads() -> Path:
 @pytest.fixture
 def samples() -> Path:
     return SAMPLES
+
+
+def torchscan(*argv, cwd=None, timeout: float = 300) -> subprocess.CompletedProcess:
+    """``torchscan-tui ARGV`` as a real process (no terminal: stdin is not a tty)."""
+    return subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        timeout=timeout,
+    )
 
 
 def assert_refused_in_one_line(open_file, path: Path, message: str) -> None:

@@ -3,30 +3,17 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
-from conftest import SAMPLES
+from conftest import SAMPLES, torchscan
 
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
-
-
-def headless(*argv, cwd=None):
-    return subprocess.run(
-        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
 
 
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.py")))
 def test_every_sample_workload_gives_a_report(sample, tmp_path):
     out = tmp_path / "report.json"
-    result = headless(SAMPLES / sample, "--json", out)
+    result = torchscan(SAMPLES / sample, "--json", out)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert report["operators"]
@@ -42,13 +29,13 @@ def test_every_sample_workload_gives_a_report(sample, tmp_path):
 
 def test_memory_spike_peak_is_seen(tmp_path):
     out = tmp_path / "r.json"
-    assert headless(SAMPLES / "memory_spike.py", "--json", out).returncode == 0
+    assert torchscan(SAMPLES / "memory_spike.py", "--json", out).returncode == 0
     assert json.loads(out.read_text())["totals"]["process_peak_rss"]["value"] > 256 * 2**20
 
 
 def test_arguments_row_limit_and_trace(tmp_path, workloads):
     out, trace = tmp_path / "r.json", tmp_path / "t.json"
-    result = headless(
+    result = torchscan(
         workloads / "script_only.py",
         "--json",
         out,
@@ -70,7 +57,7 @@ def test_arguments_row_limit_and_trace(tmp_path, workloads):
 
 def test_failed_workload_exits_non_zero_with_one_line(tmp_path, workloads):
     out = tmp_path / "r.json"
-    result = headless(workloads / "raises.py", "--json", out)
+    result = torchscan(workloads / "raises.py", "--json", out)
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     assert last.startswith("torchscan-tui: ") and "raises.py" in last
@@ -81,14 +68,14 @@ def test_failed_workload_exits_non_zero_with_one_line(tmp_path, workloads):
 def test_existing_output_needs_force(tmp_path, workloads):
     out = tmp_path / "r.json"
     out.write_text("precious")
-    result = headless(workloads / "tiny.py", "--json", out)
+    result = torchscan(workloads / "tiny.py", "--json", out)
     assert result.returncode == 2
     assert "already exists" in result.stderr and "--force" in result.stderr
     assert out.read_text() == "precious"
 
 
 def test_missing_script_is_one_line(tmp_path):
-    result = headless(tmp_path / "nope.py", "--json", tmp_path / "r.json")
+    result = torchscan(tmp_path / "nope.py", "--json", tmp_path / "r.json")
     assert result.returncode == 2
     assert (
         result.stderr.strip()
@@ -98,7 +85,7 @@ def test_missing_script_is_one_line(tmp_path):
 
 def test_a_callable_the_script_lacks_names_the_script_once(tmp_path, workloads):
     """The worker's load error names the file already; the run's message adds nothing."""
-    result = headless(workloads / "tiny.py", "--callable", "nope", "--json", tmp_path / "r.json")
+    result = torchscan(workloads / "tiny.py", "--callable", "nope", "--json", tmp_path / "r.json")
     assert result.returncode == 1
     last = result.stderr.strip().splitlines()[-1]
     assert "defines no top-level nope" in last
@@ -129,7 +116,7 @@ def test_a_profile_opened_without_a_terminal_prints_its_top_rows(tmp_path):
         "totals": {"process_peak_rss": {"value": 300 * 2**20}},
     }
     save_report(report, tmp_path / "r.json")
-    result = headless(tmp_path / "r.json")
+    result = torchscan(tmp_path / "r.json")
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     header = "r.json: 40 grouped operators, ranked by CPU self time; peak RSS 300.0 MiB"
@@ -141,7 +128,7 @@ def test_a_profile_opened_without_a_terminal_prints_its_top_rows(tmp_path):
 
 
 def test_the_app_without_a_terminal_says_how_to_run_headless(tmp_path):
-    result = headless(SAMPLES / "mlp.py")
+    result = torchscan(SAMPLES / "mlp.py")
     assert result.returncode == 2
     assert "needs a terminal" in result.stderr and "--json OUT" in result.stderr
 
@@ -149,12 +136,12 @@ def test_the_app_without_a_terminal_says_how_to_run_headless(tmp_path):
 def test_a_device_asked_for_by_name_and_not_there_fails_headless(tmp_path, workloads):
     """Issue 20, bug 8: --device cuda on a CPU-only torch exited 0, silently."""
     out = tmp_path / "r.json"
-    result = headless(workloads / "tiny.py", "--device", "cuda", "--json", out)
+    result = torchscan(workloads / "tiny.py", "--device", "cuda", "--json", out)
     assert result.returncode == 1
     assert (
         "--device cuda: CUDA was asked for, but this torch sees no CUDA device"
         in (result.stderr.strip().splitlines()[-1])
     )
     assert json.loads(out.read_text())["operators"]  # the CPU-side rows are kept
-    auto = headless(workloads / "tiny.py", "--device", "auto", "--json", out, "--force")
+    auto = torchscan(workloads / "tiny.py", "--device", "auto", "--json", out, "--force")
     assert auto.returncode == 0, auto.stderr

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import torchscan
 from replay import make_row
 
 from torchscan_tui.analysis.compare import compare_reports, gate, regressions, text_table
@@ -81,29 +80,19 @@ def test_text_table_signs_deltas_and_marks_one_sided_rows():
     assert gone.split()[:7] == ["-1.000", "ms", "1.000", "ms", "—", "—", "gone"]
 
 
-def run_cli(*argv):
-    return subprocess.run(
-        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
-
-
 def test_headless_compare_json_and_exit_codes(tmp_path):
     before, after = tmp_path / "before.json", tmp_path / "after.json"
     save_report(report(BEFORE), before)
     save_report(report(AFTER), after)
-    result = run_cli("--compare", before, after, "--json", tmp_path / "diff.json")
+    result = torchscan("--compare", before, after, "--json", tmp_path / "diff.json")
     assert result.returncode == 0, result.stderr
     diff = json.loads((tmp_path / "diff.json").read_text())
     assert diff["schema"] == "torchscan-tui/compare" and len(diff["rows"]) == 4
-    gate = run_cli("--compare", before, after, "--fail-on-regression", "20")
+    gate = torchscan("--compare", before, after, "--fail-on-regression", "20")
     assert gate.returncode == 3
     assert "aten::relu" in gate.stderr and "regressions over 20%" in gate.stderr
     assert "aten::relu" in gate.stdout  # the text table
-    ok = run_cli("--compare", before, before, "--fail-on-regression", "5")
+    ok = torchscan("--compare", before, before, "--fail-on-regression", "5")
     assert ok.returncode == 0 and "no regression over 5%" in ok.stderr
 
 
@@ -111,7 +100,7 @@ def test_compare_warns_of_a_side_that_is_incomplete(tmp_path):
     trace = (Path(__file__).parent / "data" / "cpu_trace.json").read_bytes()
     (tmp_path / "cut.json").write_bytes(trace[: len(trace) * 3 // 4])
     save_report({**report(BEFORE), "run": {"complete": False}}, tmp_path / "cancelled.json")
-    result = run_cli("--compare", tmp_path / "cancelled.json", tmp_path / "cut.json")
+    result = torchscan("--compare", tmp_path / "cancelled.json", tmp_path / "cut.json")
     assert result.returncode == 0, result.stderr
     warnings = [line for line in result.stderr.splitlines() if "warning" in line]
     assert "cancelled.json holds an incomplete run" in warnings[0]
@@ -121,7 +110,7 @@ def test_compare_warns_of_a_side_that_is_incomplete(tmp_path):
 def test_compare_a_trace_with_a_report(tmp_path):
     trace = Path(__file__).parent / "data" / "cpu_trace.json"
     save_report(report(BEFORE), tmp_path / "r.json")
-    result = run_cli("--compare", trace, tmp_path / "r.json")
+    result = torchscan("--compare", trace, tmp_path / "r.json")
     assert result.returncode == 0, result.stderr
     assert "  gone  aten::mm [[4, 8], [8, 2]]" in result.stdout
 
@@ -140,7 +129,7 @@ def test_the_gate_fails_on_an_after_side_that_measured_nothing(tmp_path, after, 
     """Issue 16, point 14: these passed the gate (no row slower than a missing one)."""
     save_report(report(BEFORE), tmp_path / "before.json")
     save_report(after, tmp_path / "after.json")
-    gate = run_cli(
+    gate = torchscan(
         "--compare", tmp_path / "before.json", tmp_path / "after.json", "--fail-on-regression", "10"
     )
     assert gate.returncode == 3, gate.stderr
@@ -150,7 +139,7 @@ def test_the_gate_fails_on_an_after_side_that_measured_nothing(tmp_path, after, 
 @pytest.mark.parametrize("percent", ["nan", "inf", "-1", "1e9", "ten"])
 def test_the_gate_refuses_percentages_that_gate_nothing(tmp_path, percent):
     save_report(report(BEFORE), tmp_path / "r.json")
-    gate = run_cli("--compare", tmp_path / "r.json", tmp_path / "r.json",
+    gate = torchscan("--compare", tmp_path / "r.json", tmp_path / "r.json",
                    "--fail-on-regression", percent)  # fmt: skip
     assert gate.returncode == 2 and "--fail-on-regression" in gate.stderr
     assert "Traceback" not in gate.stderr
@@ -211,11 +200,8 @@ def test_the_compare_json_says_which_rows_were_within_noise(tmp_path):
     after = [stepped("aten::noisy", [0.013, 0.008, 0.016])]
     save_report(report(before), tmp_path / "a.json")
     save_report(report(after), tmp_path / "b.json")
-    done = subprocess.run(
-        [sys.executable, "-m", "torchscan_tui", "--compare", tmp_path / "a.json",
-         tmp_path / "b.json", "--json", tmp_path / "d.json", "--fail-on-regression", "25"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    done = torchscan("--compare", tmp_path / "a.json", tmp_path / "b.json",
+                     "--json", tmp_path / "d.json", "--fail-on-regression", "25")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "within noise, not counted: aten::noisy" in done.stderr
     gated = json.loads((tmp_path / "d.json").read_text())["gate"]

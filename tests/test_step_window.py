@@ -7,12 +7,11 @@ workers, and on workload())."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections import Counter
 
 import pytest
 import torch
+from conftest import torchscan
 
 from torchscan_tui.analysis.profiler_events import (
     STEP_END,
@@ -165,16 +164,6 @@ def test_workload_calls_are_steps():
     assert {row["operator"]: row["calls"] for row in report["operators"]}["aten::sum"] == 3
 
 
-def command(*argv):
-    return subprocess.run(
-        [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=300,
-    )
-
-
 def steps_per_pass(log) -> list[int]:
     """How many steps each process ran, in the order the passes ran."""
     pids = Counter(line.split()[0] for line in log.read_text().splitlines())
@@ -183,7 +172,7 @@ def steps_per_pass(log) -> list[int]:
 
 def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workloads, tmp_path):
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
-    result = command(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
+    result = torchscan(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert steps_per_pass(log) == [30, 4]  # the whole run for the peak; 2 + 3 - 1 logged
@@ -206,7 +195,7 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
 
 def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
-    result = command(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
+    result = torchscan(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert steps_per_pass(log) == [4, 2]  # the 5th step's log line never came: it ended there
@@ -219,7 +208,7 @@ def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
 
 def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
     log, out = tmp_path / "calls.log", tmp_path / "r.json"
-    result = command(workloads / "counts_calls.py", "--json", out, "--steps", "3", "--", log)
+    result = torchscan(workloads / "counts_calls.py", "--json", out, "--steps", "3", "--", log)
     assert result.returncode == 0, result.stderr
     # the RSS pass runs the script, which does not call workload(); then warm-up, 3 steps
     assert len(log.read_text().splitlines()) == 1 + 3
@@ -231,7 +220,7 @@ def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
 
 def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_path):
     out = tmp_path / "r.json"
-    result = command(workloads / "script_only.py", "--json", out)
+    result = torchscan(workloads / "script_only.py", "--json", out)
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     assert [n["code"] for n in report["diagnostics"]].count("no_steps_seen") == 1
@@ -243,7 +232,7 @@ def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workl
     (wait 1, warm-up 1, active 3) is the window; its trace handler still runs; the run
     ends at the step after it."""
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
-    result = command(workloads / "profiles_itself.py", "--json", out, "--", log)
+    result = torchscan(workloads / "profiles_itself.py", "--json", out, "--", log)
     assert result.returncode == 0, result.stderr
     lines = log.read_text().splitlines()
     pids = list(dict.fromkeys(line.split()[0] for line in lines))
