@@ -44,14 +44,15 @@ def stacked_bar(step: dict, longest: float, width: int) -> Text:
     return bar
 
 
-def draw_overview(overview: dict, width: int) -> RenderableType:
+def draw_overview(overview: dict, width: int, first_step: int = 1) -> RenderableType:
+    """``first_step``: the number of the window's first step (after the warm-up)."""
     steps = overview.get("steps") or []
     longest = max((step["seconds"] for step in steps), default=0.0)
     bars = Table.grid(padding=(0, 1))
     bars.add_column(justify="right", style="bold")
     bars.add_column(justify="right")
     bars.add_column()
-    for number, step in enumerate(steps, 1):
+    for number, step in enumerate(steps, first_step):
         bars.add_row(
             f"step {number}",
             format_seconds(step["seconds"]),
@@ -77,10 +78,11 @@ def draw_overview(overview: dict, width: int) -> RenderableType:
 class OverviewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
 
-    def __init__(self, overview: dict, title: str):
+    def __init__(self, overview: dict, title: str, first_step: int = 1):
         super().__init__()
         self.overview = overview
         self.title_text = title
+        self.first_step = first_step
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="chart-dialog"):
@@ -95,7 +97,8 @@ class OverviewScreen(ModalScreen[None]):
 
     def _redraw(self) -> None:
         width = max(self.query_one("#chart-dialog").content_size.width, 40)
-        self.query_one("#chart-body", Static).update(draw_overview(self.overview, width))
+        body = draw_overview(self.overview, width, self.first_step)
+        self.query_one("#chart-body", Static).update(body)
 
     def action_dismiss(self) -> None:
         self.dismiss(None)

@@ -411,7 +411,9 @@ class ProfileScreen(RowsScreen):
 
         overview = self.state.overview or {}
         line = step_line(self.state.context) or "the profiled run"
-        self.app.push_screen(OverviewScreen(overview, f"Step overview: {line}"))
+        steps = self.state.context.get("steps") or {}
+        first = int(steps.get("warmup") or 0) + 1 if not steps.get("whole_run") else 1
+        self.app.push_screen(OverviewScreen(overview, f"Step overview: {line}", first))
 
     def _export_kernels(self, rows: list[dict]) -> None:
         self.ask_to_export_rows(
