@@ -151,6 +151,7 @@ def test_a_real_training_loop_is_profiled_for_its_window_only():
         spread = row["cpu_self_seconds_per_step"]
         assert spread["steps"] == 3
         assert spread["min"] <= spread["median"] <= spread["max"]
+        assert spread["mean"] * 3 == pytest.approx(row["cpu_self_seconds"], rel=1e-6, abs=1e-9)
         assert spread["min"] * 3 <= row["cpu_self_seconds"] * (1 + 1e-9) + 1e-12
         assert row["cpu_self_seconds"] <= spread["max"] * 3 * (1 + 1e-9) + 1e-12
 

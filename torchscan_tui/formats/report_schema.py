@@ -39,11 +39,17 @@ class _RowRequired(TypedDict):
     cpu_net_bytes: int
 
 
-class StepSpread(TypedDict):
+class _StepSpreadRequired(TypedDict):
     min: float
     median: float
     max: float
     steps: int
+
+
+class StepSpread(_StepSpreadRequired, total=False):
+    """A row's CPU self time per step over a window (see analysis/step_summary.py)."""
+
+    mean: float
 
 
 class Row(_RowRequired, total=False):
