@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import threading
-import time
 from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
@@ -35,9 +33,9 @@ from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.gcpause import freeze_long_lived
 from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
 from torchscan_tui.formats.report import save_report
-from torchscan_tui.run.events import RunFinished
 from torchscan_tui.run.sources import RunSource
 from torchscan_tui.ui.event_pump import EventPump
+from torchscan_tui.ui.run_driver import QUIT_WAIT_SECONDS, RunDriver
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.screens.rows_screen import (
     FILTER_BINDINGS,
@@ -61,13 +59,11 @@ if TYPE_CHECKING:
 
 DRAIN_INTERVAL = 0.05
 DRAIN_AGAIN_S = 0.004  # the rest of a batch, after waiting keys and a frame
-FIRST_FRAME_WAIT_S = 2.0  # the run starts after the first frame, or after this at most
 # The actions check_action may hide or show, depending on the run and the rows.
 VARIABLE_ACTIONS = (
     "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log",
     "kernels", "overview",
 )  # fmt: skip
-QUIT_WAIT_SECONDS = 1.8
 WARM_UP_INTERVAL = 0.05
 HELP_NOTES = [
     ("↑ ↓ j, pgup pgdn, home end", "move"),
@@ -106,18 +102,30 @@ class ProfileScreen(RowsScreen):
 
     def __init__(self, source: RunSource, *, show_clock: bool = True):
         super().__init__()
-        self.source = source
+        self.driver = RunDriver(source)
         self.show_clock = show_clock
-        self.state = RunState()
         self.view = RowView()
-        self.pump = EventPump()
         self._available_actions: tuple | None = None
         self._tick = 0
         self._run_worker: Worker | None = None
         self._status_message = ""
-        self._leaving = False
-        self._first_frame = threading.Event()
-        self.run_finished_count = 0
+
+    @property
+    def source(self) -> RunSource:
+        return self.driver.source
+
+    @property
+    def state(self) -> RunState:
+        return self.driver.state
+
+    @property
+    def pump(self) -> EventPump:
+        return self.driver.pump
+
+    @property
+    def run_finished_count(self) -> int:
+        """How many runs have ended on screen (tests wait on it)."""
+        return self.driver.finished_count
 
     # Layout -------------------------------------------------------------------------
 
@@ -140,51 +148,32 @@ class ProfileScreen(RowsScreen):
     def on_unmount(self) -> None:
         """However the app ends (q, an error, a test leaving ``run_test``), the run goes
         with it: its processes are cancelled and its private files (the trace kept for
-        ``t``) removed. After q the run is cancelled already; again is harmless."""
-        self.begin_leaving()
-        self.source.cancel()
-        self.source.cleanup()
-
-    def begin_leaving(self) -> None:
-        """From now on no run starts; a source still waiting for the first frame wakes
-        and does nothing (q, unmount and a hang-up all come here first)."""
-        self._leaving = True
-        self._first_frame.set()
+        ``t``) removed."""
+        self.driver.leave()
 
     def leave_after_hangup(self) -> None:
         """From a thread, the terminal gone: cancel the run, wait for it as q does, clean up."""
-        self.begin_leaving()
-        self.source.cancel()
         worker = self._run_worker
-        deadline = time.monotonic() + QUIT_WAIT_SECONDS
-        while worker is not None and not worker.is_finished and time.monotonic() < deadline:
-            time.sleep(0.05)
-        self.source.cleanup()
+        self.driver.leave_after_hangup(lambda: worker is None or worker.is_finished)
 
     # Running --------------------------------------------------------------------------
 
     def start_run(self) -> None:
-        self.state.start()
         self._status_message = ""
         self.view.set_rows([])
-        self.pump.restart()
+        self.driver.restart()
         self.query_one(LogPane).reset()
-        for event in self.source.ready_events():
-            self.pump.push(event)
         self._render_all(rows_replaced=True)
         if self.pump:
             self._drain()  # a reopened report's first rows, before the first frame
         self._run_worker = self._run_source()
-        self.call_after_refresh(self._first_frame.set)
+        self.call_after_refresh(self.driver.first_frame_out)
 
     @work(thread=True, exclusive=True, group="run", exit_on_error=False)
     def _run_source(self) -> None:
-        # The source runs once the first frame is out: a reopened report's thread first
-        # splits 100k rows (~50 ms holding the interpreter), which that frame need not
-        # wait for. (Its worker exists from the start, for whoever waits on the run.)
-        self._first_frame.wait(FIRST_FRAME_WAIT_S)
-        if not self._leaving:  # q before the first frame: start nothing to cancel
-            self.source.run(self.pump.push)
+        # Its worker exists from the start, for whoever waits on the run; the source
+        # itself starts once the first frame is out (see RunDriver.run).
+        self.driver.run()
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -194,8 +183,7 @@ class ProfileScreen(RowsScreen):
         error = event.worker.error
         message = f"{type(error).__name__}: {error}"
         if event.worker.group == "run":
-            # After the events already queued, so nothing queued can overwrite "failed".
-            self.pump.push(RunFinished("failed", f"the run broke: {message}", {}, False))
+            self.driver.broke(message)
         else:
             self.notify(message, title="Error", severity="error", timeout=10)
 
@@ -211,15 +199,13 @@ class ProfileScreen(RowsScreen):
 
     def _apply_batch(self) -> None:
         self._tick += 1
-        if not self.pump:
+        batch = self.driver.take()
+        if batch is None:
             if self.state.running and self.show_clock:
                 self._render_header()
             return
-        batch = self.pump.take(self._damaged)
         if batch.more:  # the rest once waiting keys and a frame have had their turn
             self.set_timer(DRAIN_AGAIN_S, self._drain)
-        for event in batch.events:
-            self.state.apply(event)
         with self.app.batch_update():
             if batch.rows:
                 self.view.extend(batch.rows)
@@ -230,31 +216,13 @@ class ProfileScreen(RowsScreen):
         if batch.finished:
             self._run_ended()
 
-    def _damaged(self, detail: str) -> RunFinished:
-        """Rows sent as text held one of the wrong type: the source says what that means."""
-        return self.source.damaged(detail)
-
     def _run_ended(self) -> None:
-        self.run_finished_count += 1
         self._status_message = ""  # "cancelling…" is over: the header says how it ended
         self.render_status()
-        state = self.state
-        if state.outcome == "failed":
-            self.notify(state.message, title="Run failed", severity="error", timeout=15)
-            if state.details:
-                self.query_one(LogPane).display = True
-        elif state.outcome == "cancelled":
-            self.notify(state.message, title="Cancelled", severity="warning")
-        elif not state.complete:
-            self.notify(state.message, title="Incomplete", severity="warning")
-        leftovers = ((state.report or {}).get("run") or {}).get("profile_leftovers")
-        if leftovers:  # the workload left processes behind: say that they were ended
-            self.notify(
-                f"The workload left {leftovers} process(es) running (a daemon, a worker it "
-                "did not join); all were ended with the run.",
-                title="Processes ended",
-                severity="warning",
-            )
+        for message, title, severity, timeout in self.driver.end_notices():
+            self.notify(message, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
+        if self.state.outcome == "failed" and self.state.details:
+            self.query_one(LogPane).display = True
         self._warm_up(self.view.warm_up(), first=True)
 
     def _warm_up(self, steps: Iterator[None], first: bool = False) -> None:
@@ -479,7 +447,7 @@ class ProfileScreen(RowsScreen):
     async def action_quit(self) -> None:
         """Quit at once: cancel a run and wait briefly for its processes (the clean-up
         follows as the screen unmounts)."""
-        self.begin_leaving()
+        self.driver.begin_leaving()
         worker = self._run_worker
         if worker is not None and not worker.is_finished:
             self.source.cancel()
