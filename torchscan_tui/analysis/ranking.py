@@ -5,11 +5,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from torchscan_tui.analysis.aggregate import Group
+from torchscan_tui.analysis.records import Row
 
 NANOSECONDS = 1e9
 
 
-def group_to_row(group: Group, *, device_measured: bool) -> dict:
+def group_to_row(group: Group, *, device_measured: bool) -> Row:
     """One report row. Device time is None when it was not measured, never a made-up 0."""
     return {
         "operator": group.operator,
@@ -24,13 +25,13 @@ def group_to_row(group: Group, *, device_measured: bool) -> dict:
     }
 
 
-def rank_key(row: dict, by_device: bool) -> tuple:
+def rank_key(row: Row, by_device: bool) -> tuple:
     device = row["device_self_seconds"] or 0.0
     primary = device if by_device else row["cpu_self_seconds"]
     return (-primary, -row["cpu_self_seconds"], row["operator"], str(row["input_shapes"]))
 
 
-def build_rows(groups: Iterable[Group], *, device_measured: bool) -> tuple[list[dict], str]:
+def build_rows(groups: Iterable[Group], *, device_measured: bool) -> tuple[list[Row], str]:
     """Rows ranked by device self time where it was measured, else by CPU self time."""
     rows = [group_to_row(group, device_measured=device_measured) for group in groups]
     ranking = "device_self_seconds" if device_measured else "cpu_self_seconds"

@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from torchscan_tui.analysis.filtering import Filter, FilterError, RowIndex, parse_filter
+from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.sorting import ROW_SORTS, Sort, SortOrders, ValueOf
 
 
@@ -20,7 +21,7 @@ class RowView:
     filtering and sorting.
     """
 
-    rows: list[dict] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     filter: Filter = field(default_factory=Filter)
     sort: Sort = field(default_factory=Sort)
     selected: set[int] = field(default_factory=set)

@@ -2,7 +2,8 @@
 
 A report is a file from outside: a string where seconds are, a row that is a string, or
 ``input_shapes`` nested 900 deep would crash the app, or hang it, far from the cause. The
-types are written once here, as ``TypedDict``s; msgspec checks decoded JSON against them at
+types are written once (a row's in :mod:`torchscan_tui.analysis.records`, where rows are
+made; the report's around them here), as ``TypedDict``s; msgspec checks decoded JSON against them at
 C speed (``msgspec.convert``), and the first mismatch is refused in one line that names the
 file and the field (``row 3: operator: Expected `str`, got `int```). Without msgspec a few
 plain checks stand in.
@@ -16,66 +17,10 @@ import re
 import sys
 from typing import Any, TypedDict
 
+from torchscan_tui.analysis.records import KernelRow, Note, Row
 from torchscan_tui.formats import jsonio
 
 msgspec = jsonio.msgspec
-
-# An input shape: a tensor's dims, a scalar's [], a TensorList's list of dims (2 deep),
-# and one level more for safety. Deeper nesting is no shape a profiler writes.
-Shape = list[int | list[int | list[int | list[int]]]]
-
-
-class Note(TypedDict):
-    code: str
-    message: str
-
-
-class _RowRequired(TypedDict):
-    operator: str
-    input_shapes: list[Shape]
-    calls: int
-    cpu_self_seconds: float
-    device_self_seconds: float | None
-    cpu_net_bytes: int
-
-
-class _StepSpreadRequired(TypedDict):
-    min: float
-    median: float
-    max: float
-    steps: int
-
-
-class StepSpread(_StepSpreadRequired, total=False):
-    """A row's CPU self time per step over a window (see analysis/step_summary.py)."""
-
-    mean: float
-
-
-class Row(_RowRequired, total=False):
-    """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
-
-    kind: str
-    callers: dict[str, int]
-    diagnostics: list[Note]
-    cpu_self_seconds_per_step: StepSpread
-
-
-class _KernelRequired(TypedDict):
-    kernel: str
-    operator: str
-    calls: int
-    total_seconds: float
-    mean_seconds: float
-    min_seconds: float
-    max_seconds: float
-
-
-class KernelRow(_KernelRequired, total=False):
-    """One row of the kernel view (see :mod:`torchscan_tui.analysis.device_summary`)."""
-
-    activity: str
-    direction: str | None
 
 
 class PeakRss(TypedDict, total=False):

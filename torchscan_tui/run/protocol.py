@@ -29,9 +29,10 @@ import select
 from collections.abc import Iterator
 from typing import Any, Literal, TypedDict
 
+from torchscan_tui.analysis.records import KernelRow, Note, Row
 from torchscan_tui.common.gcpause import GcBurst
 from torchscan_tui.formats.report import finite
-from torchscan_tui.formats.report_schema import KernelRow, Note, Row, accept_rows
+from torchscan_tui.formats.report_schema import accept_rows
 
 try:  # msgspec is several times faster for 100k rows; the stdlib is the fallback.
     import msgspec as _msgspec

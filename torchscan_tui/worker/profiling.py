@@ -26,6 +26,7 @@ from torchscan_tui.analysis.step_summary import attach_step_spreads
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
+from torchscan_tui.formats.report_schema import Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
@@ -195,7 +196,7 @@ def profile_workload(
     on_progress: ProgressCallback | None = None,
     on_rows: Callable[[dict], None] | None = None,
     window: StepWindow | None = None,
-) -> dict:
+) -> Report:
     """Execute ``fn`` once under torch.profiler and return the ranked operator report.
 
     Shapes and memory are recorded. Rows group operators by (name, input shapes) with call

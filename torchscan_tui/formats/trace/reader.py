@@ -47,7 +47,7 @@ from torchscan_tui.formats.report import (
     incomplete_run,
     new_report,
 )
-from torchscan_tui.formats.report_schema import accept_rows
+from torchscan_tui.formats.report_schema import Report, accept_rows
 from torchscan_tui.formats.trace.decode import DecodedTrace
 
 KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
@@ -252,7 +252,7 @@ def _decoded_shapes(shapes: object) -> list:
 
 def report_from_trace(
     trace: DecodedTrace, source: str, progress: Progress = no_progress, cut_short: bool = False
-) -> dict:
+) -> Report:
     """A report (the schema of :mod:`torchscan_tui.formats.report`) from a decoded trace.
 
     ``cut_short``: the trace was read up to a cut (:mod:`trace_salvage`): the report is
