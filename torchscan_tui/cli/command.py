@@ -14,6 +14,7 @@ from pathlib import Path
 from torchscan_tui.cli.arguments import build_parser, check_script, protect_dash_paths
 from torchscan_tui.cli.headless import (
     convert_profile,
+    open_ranks_with_progress,
     open_with_progress,
     run_compare,
     run_headless,
@@ -82,10 +83,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if options.json is not None:
             return convert_profile(script, options.json, options.force)
         try:
-            chosen = pick_trace(script) if os.path.isdir(script) else script
-            if chosen is None:
-                return EXIT_OK
-            report, source, pending = open_with_progress(chosen, FIRST_PAGE_ROWS)
+            ranked = open_ranks_with_progress(script) if os.path.isdir(script) else None
+            if ranked is not None:  # one trace per rank: one multi-rank session
+                report, source, pending = ranked
+            else:
+                chosen = pick_trace(script) if os.path.isdir(script) else script
+                if chosen is None:
+                    return EXIT_OK
+                report, source, pending = open_with_progress(chosen, FIRST_PAGE_ROWS)
         except ReportError as exc:
             return fail(str(exc))
         if not has_terminal():  # piped, or a CI log: the top rows as text, not a screen

@@ -37,6 +37,7 @@ from torchscan_tui.formats.atomic import (
     write_text_atomically,
 )
 from torchscan_tui.formats.opening import open_profile_paged
+from torchscan_tui.formats.ranks import open_rank_directory
 from torchscan_tui.formats.report import (
     ReportError,
     dumps_report,
@@ -233,7 +234,25 @@ def open_with_progress(path: str, first_page: int | None = None) -> tuple[dict, 
     next passes, the first one at once, would walk all of them again and again (0.2 s
     each at 100k rows, and later as pauses in the UI).
     """
+    if os.path.isdir(path):
+        ranked = open_ranks_with_progress(path)
+        if ranked is not None:
+            return ranked
     with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
         opened = open_profile_paged(path, progress, first_page)
         freeze_long_lived()
         return opened
+
+
+def open_ranks_with_progress(folder: str) -> tuple[dict, str, PendingRows] | None:
+    """A directory of one trace per rank as one session (see formats/ranks.py), saying
+    each rank as it is read; None when it is not one."""
+    with ProgressLine(os.path.basename(os.path.normpath(folder))) as progress:
+        opened = open_rank_directory(
+            folder, lambda done, of: progress(f"rank {done} of", done / of)
+        )
+    if opened is None:
+        return None
+    freeze_long_lived()
+    report, source = opened
+    return report, source, PendingRows()

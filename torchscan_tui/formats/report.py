@@ -47,12 +47,13 @@ def new_report(
     workload: dict | None = None,
     run: dict | None = None,
     overview: dict | None = None,
+    ranks: dict | None = None,
 ) -> Report:
     """The one way a report is made (the live profile, a run not measured yet, a trace
     read as a report, the tests): the schema's keys in the order :func:`dumps_report`
     lays out, every figure not given missing (None or empty), never zero.
-    ``overview``, ``workload`` and ``run`` are left out when not given (the worker's report has
-    neither: the session adds them)."""
+    ``overview``, ``ranks``, ``workload`` and ``run`` are left out when not given (the
+    worker's report has neither of the last two: the session adds them)."""
     report: Report = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
@@ -65,6 +66,8 @@ def new_report(
     }
     if overview is not None:
         report["overview"] = overview
+    if ranks is not None:
+        report["ranks"] = ranks
     if workload is not None:
         report["workload"] = workload
     if run is not None:

@@ -49,6 +49,7 @@ class Head(TypedDict, total=False):
     workload: dict[str, Any] | None
     run: RunStatus | None
     overview: dict[str, Any] | None
+    ranks: dict[str, Any] | None
 
 
 class Report(Head, total=False):

@@ -34,7 +34,10 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     steps = step_line(context)
     if steps:
         header += f"; {steps}"
-    lines = [neutralise_controls(header)]
+    if context.get("ranks"):
+        header += f"; {context['ranks']} ranks"
+    lines_before = [f"straggler: {context['straggler']}"] if context.get("straggler") else []
+    lines = [neutralise_controls(header), *map(neutralise_controls, lines_before)]
     lines.append(
         f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"
     )

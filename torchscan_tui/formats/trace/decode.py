@@ -51,6 +51,7 @@ class DecodedTrace:
     events: list
     record_shapes: object = None
     host_name: object = None
+    distributed: object = None  # distributedInfo: rank, world_size, backend (a rank's trace)
 
 
 def _args_from_dict(args: object) -> SimpleNamespace | None:
@@ -99,6 +100,7 @@ if msgspec is not None:
         traceEvents: list[_Event] | None = None  # type: ignore[valid-type]  # noqa: N815
         record_shapes: Any = None
         host_name: Any = None
+        distributedInfo: Any = None  # noqa: N815
 
     _TRACE_DECODER = msgspec.json.Decoder(_Trace)
     # Every number with a fraction as a Decimal made from its text: exact times.
@@ -117,7 +119,9 @@ def _typed(data: bytes, exact: bool = False) -> DecodedTrace | None:
         raise
     if trace.traceEvents is None:
         return None
-    return DecodedTrace(trace.traceEvents, trace.record_shapes, trace.host_name)
+    return DecodedTrace(
+        trace.traceEvents, trace.record_shapes, trace.host_name, trace.distributedInfo
+    )
 
 
 # Below 2**43 us (101 days) a float's ulp is at most 2**-10 us (0.98 ns), so a time
@@ -143,6 +147,7 @@ def _from_document(document: object) -> DecodedTrace | object:
             events_from_dicts(document["traceEvents"]),
             document.get("record_shapes"),
             document.get("host_name"),
+            document.get("distributedInfo"),
         )
     return document
 

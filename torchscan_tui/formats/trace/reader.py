@@ -250,6 +250,18 @@ def _decoded_shapes(shapes: object) -> list:
     return shapes
 
 
+def _distributed(info: object) -> dict:
+    """``distributed``: a rank's trace's rank, world size and backend (``distributedInfo``)."""
+    if not isinstance(info, dict):
+        return {}
+    fields = {
+        "rank": info.get("rank") if type(info.get("rank")) is int else None,
+        "world_size": info.get("world_size") if type(info.get("world_size")) is int else None,
+        "backend": info.get("backend") if isinstance(info.get("backend"), str) else None,
+    }
+    return {"distributed": fields} if fields["rank"] is not None else {}
+
+
 def report_from_trace(
     trace: DecodedTrace, source: str, progress: Progress = no_progress, cut_short: bool = False
 ) -> Report:
@@ -306,6 +318,7 @@ def report_from_trace(
             "ranked_by": ranking,
             "torch_version": None,
             "source": "chrome trace",
+            **_distributed(trace.distributed),
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
             **device_context(aggregation, device_measured),

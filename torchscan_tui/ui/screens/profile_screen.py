@@ -254,7 +254,11 @@ class ProfileScreen(RowsScreen):
             incomplete=state.outcome == "done" and not state.complete,
             totals="  ".join(
                 part
-                for part in (step_line(state.context), _self_time_totals(state.context))
+                for part in (
+                    _straggler(state.context),
+                    step_line(state.context),
+                    _self_time_totals(state.context),
+                )
                 if part
             ),
         )
@@ -533,3 +537,12 @@ def _self_time_totals(context: dict) -> str:
     """``Σ CPU self 12.345 ms``: the sum over every row, a denominator, never a latency."""
     total = context.get("cpu_self_seconds_sum")
     return "" if total is None else f"Σ CPU self {format_seconds(total)}"
+
+
+def _straggler(context: dict) -> str:
+    """``2 ranks: rank 1 is 85% slower than the median rank ...`` in a multi-rank session."""
+    ranks = context.get("ranks")
+    if not ranks:
+        return ""
+    straggler = context.get("straggler")
+    return f"{ranks} ranks: {straggler}" if straggler else f"{ranks} ranks"

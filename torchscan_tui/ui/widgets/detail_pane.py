@@ -83,6 +83,18 @@ class DetailPane(VerticalScroll):
         spread = spread_text(row)
         if spread:
             table.add_row("CPU self per step", spread)
+        across = row.get("ranks")
+        if isinstance(across, dict):  # a cross-rank row: every rank's figure
+            per_rank = ", ".join(
+                f"rank {rank} {format_seconds(seconds)}"
+                for rank, seconds in (across.get("seconds") or {}).items()
+            )
+            table.add_row(
+                "CPU self by rank",
+                f"median {format_seconds(across['median'])}, spread "
+                f"{format_seconds(across['spread'])}, slowest rank {across['slowest_rank']}"
+                f" ({per_rank})",
+            )
         table.add_row("CPU net bytes", format_bytes(row["cpu_net_bytes"], signed=True))
         callers = row.get("callers") or {}
         if callers:

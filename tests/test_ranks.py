@@ -1,0 +1,91 @@
+"""Many ranks as one session: real rank traces from a two-rank gloo job under
+torch.distributed.run, opened as a directory, and the cross-rank rows' rules alone."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from conftest import WORKLOADS, torchscan
+from replay import make_row
+
+from torchscan_tui.analysis.ranks import cross_rank_rows, rank_summary, straggler_line
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.ranks import open_rank_directory
+
+
+@pytest.fixture(scope="module")
+def rank_traces(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("ranks")
+    done = subprocess.run(
+        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+         str(WORKLOADS / "rank_job.py"), str(folder)],
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in folder.iterdir()) == ["rank-0.json", "rank-1.json"]
+    return folder
+
+
+def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
+    seen = []
+    report, source = open_rank_directory(rank_traces, lambda done, of: seen.append((done, of)))
+    assert seen == [(1, 2), (2, 2)] and source == str(rank_traces)
+    context = report["context"]
+    assert context["ranks"] == 2 and context["world_size"] == 2 and context["backend"] == "gloo"
+    assert context["straggler"].startswith("rank 1 is ")
+    assert "aten::mm [[64, 64], [64, 64]]" in context["straggler"]
+    per_rank = report["ranks"]["per_rank"]
+    assert [r["rank"] for r in per_rank] == [0, 1]
+    for summary in per_rank:  # every rank's own rows, as that trace opened alone gives them
+        alone, _ = open_profile(summary["source"])
+        assert summary["operators"] == alone["operators"]
+        assert summary["compute_seconds"] + summary["collective_seconds"] == pytest.approx(
+            summary["cpu_self_seconds"]
+        )
+    mm = next(row for row in report["operators"] if row["operator"] == "aten::mm")
+    assert mm["ranks"]["slowest_rank"] == 1 and mm["calls"] in (3, 33, 18)
+    spreads = [row["ranks"]["spread"] for row in report["operators"]]
+    assert spreads == sorted(spreads, reverse=True)
+
+
+def test_one_ranks_several_traces_are_not_a_multi_rank_session(rank_traces, tmp_path):
+    shutil.copy(rank_traces / "rank-0.json", tmp_path / "a.json")
+    shutil.copy(rank_traces / "rank-0.json", tmp_path / "b.json")
+    assert open_rank_directory(tmp_path) is None  # rank 0 twice: the picker's case
+
+
+def test_the_command_shows_and_converts_a_rank_directory(rank_traces, tmp_path):
+    shown = torchscan(rank_traces)
+    assert shown.returncode == 0, shown.stderr
+    assert "2 ranks" in shown.stdout and "straggler: rank 1 is" in shown.stdout
+    converted = torchscan(rank_traces, "--json", tmp_path / "r.json")
+    assert converted.returncode == 0, converted.stderr
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["ranks"]["per_rank"]) == 2
+
+
+def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
+    per_rank = {
+        0: [make_row("aten::mm", [[2]], 1, 0.001), make_row("gloo:all_reduce", [[2]], 1, 0.009)],
+        1: [
+            make_row("aten::mm", [[2]], 1, 0.007),
+            make_row("gloo:all_reduce", [[2]], 1, 0.001),
+            make_row("aten::only_here", [[2]], 1, 0.002),
+        ],  # fmt: skip
+        2: [make_row("aten::mm", [[2]], 1, 0.002), make_row("gloo:all_reduce", [[2]], 1, 0.006)],
+    }
+    rows = cross_rank_rows(per_rank)
+    assert [row["operator"] for row in rows] == ["gloo:all_reduce", "aten::mm", "aten::only_here"]
+    mm = rows[1]
+    assert mm["cpu_self_seconds"] == pytest.approx(0.002)  # the median rank's
+    assert mm["ranks"]["seconds"] == {"0": 0.001, "1": 0.007, "2": 0.002}
+    assert rows[2]["ranks"]["min"] == 0.0 and rows[2]["cpu_self_seconds"] == 0.0
+    summaries = [rank_summary(rank, per_rank[rank]) for rank in per_rank]
+    assert summaries[0]["collective_seconds"] == pytest.approx(0.009)
+    line = straggler_line(summaries, rows)
+    assert line.startswith("rank 1 is 350% slower than the median rank")
+    assert line.endswith("in aten::mm [[2]]")  # a collective is waiting, not the cause

@@ -1,0 +1,44 @@
+"""A multi-rank session in the app: the straggler in the header, every rank's figure in
+a row's detail (built from recorded rows: no torch)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from replay import make_row
+
+from torchscan_tui.formats.ranks import multi_rank_report
+from torchscan_tui.formats.report import new_report
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.widgets.detail_pane import DetailPane
+
+from .conftest import wait_for_run
+
+
+def _session():
+    per_rank = {
+        0: [make_row("aten::mm", [[2]], 1, 0.001), make_row("gloo:all_reduce", [[2]], 1, 0.009)],
+        1: [make_row("aten::mm", [[2]], 1, 0.009), make_row("gloo:all_reduce", [[2]], 1, 0.001)],
+    }
+    return multi_rank_report(
+        {
+            rank: (Path(f"rank-{rank}.json"), new_report(operators=rows))
+            for rank, rows in per_rank.items()
+        }  # fmt: skip
+    )
+
+
+async def test_the_header_names_the_straggler_and_a_row_every_rank():
+    app = create_app(report=_session(), report_path="ranks/", show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait_for_run(pilot)
+        header = str(app.query_one("#run-header").render())
+        assert "2 ranks: rank 1 is 80% slower than the median rank" in header
+        names = [row["operator"] for row in app.main_screen.view.rows]
+        assert names == ["aten::mm", "gloo:all_reduce"]  # spread 8 ms both: then by name
+        app.main_screen.table.cursor = names.index("aten::mm")
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
+        assert "CPU self by rank" in detail and "slowest rank 1" in detail
+        assert "rank 0 1.000 ms, rank 1 9.000 ms" in detail

@@ -1,0 +1,126 @@
+"""A directory of rank traces (one per rank, as HTA lays them out) opened as one session.
+
+Each trace is opened in a process pool (a 64-rank directory need not take 64 times one
+rank's time on a machine with the cores), its rank read from ``distributedInfo.rank`` or,
+failing that, from a ``rank-N`` / ``rank_N`` / ``rankN`` in its name. A directory whose
+traces do not give one rank each (a ``tensorboard_trace_handler`` folder of one rank's
+runs, say) is not a multi-rank session: :func:`open_rank_directory` gives None and the
+caller lets the user pick one trace, as before.
+
+The session's report has the cross-rank rows as its ``operators`` (the median rank's
+figures, the widest spread first: see :mod:`torchscan_tui.analysis.ranks`) and keeps every
+rank's own rows and summary in its ``ranks`` block.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.analysis.ranking import self_time_sums
+from torchscan_tui.analysis.ranks import cross_rank_rows, rank_summary, straggler_line
+from torchscan_tui.formats.opening import open_profile, traces_in
+from torchscan_tui.formats.report import ReportError, new_report
+from torchscan_tui.formats.report_schema import Report
+
+RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
+
+RankDone = Callable[[int, int], None]
+"""``on_rank(done, of)``: progress as each rank's trace is read."""
+
+
+def _open_one(path: str) -> dict:
+    """One rank's trace as a report (in a pool process)."""
+    report, _ = open_profile(path)
+    return report
+
+
+def rank_of(report: dict, path: Path) -> int | None:
+    info = (report.get("context") or {}).get("distributed") or {}
+    if type(info.get("rank")) is int:
+        return info["rank"]
+    found = RANK_IN_NAME.search(path.name)
+    return int(found.group(1)) if found else None
+
+
+def open_rank_directory(
+    folder: str | os.PathLike,
+    on_rank: RankDone = lambda done, of: None,
+    workers: int | None = None,
+) -> tuple[Report, str] | None:
+    """The directory as one multi-rank session, or None when it is not one trace per rank."""
+    traces = traces_in(Path(folder))
+    if len(traces) < 2:
+        return None
+    workers = workers or min(len(traces), os.cpu_count() or 1)
+    reports: dict[Path, dict] = {}
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(_open_one, str(path)): path for path in traces}
+        for done, future in enumerate(as_completed(futures), 1):
+            try:
+                reports[futures[future]] = future.result()
+            except ReportError:
+                return None  # not a trace of ours to pair: the picker names the file
+            on_rank(done, len(traces))
+    by_rank: dict[int, tuple[Path, dict]] = {}
+    for path, report in reports.items():
+        rank = rank_of(report, path)
+        if rank is None or rank in by_rank:
+            return None
+        by_rank[rank] = (path, report)
+    return multi_rank_report(by_rank), os.fspath(folder)
+
+
+def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
+    """One report for every rank: cross-rank rows, each rank's rows and summary."""
+    ranks = sorted(by_rank)
+    per_rank_rows = {rank: by_rank[rank][1]["operators"] for rank in ranks}
+    rows = cross_rank_rows(per_rank_rows)
+    summaries = []
+    for rank in ranks:
+        path, report = by_rank[rank]
+        summary = rank_summary(rank, report["operators"])
+        rss = (report.get("totals") or {}).get("process_peak_rss")
+        summary.update(source=str(path), peak_rss=rss["value"] if rss else None)
+        summaries.append(summary)
+    first = by_rank[ranks[0]][1]
+    info = (first.get("context") or {}).get("distributed") or {}
+    straggler = straggler_line(summaries, rows)
+    notes = [
+        diag.make(
+            "cross_rank_rows",
+            f"{len(ranks)} ranks in one session: each row shows the median rank's figures "
+            "and, in its detail, every rank's CPU self time; rows are sorted by how much "
+            "the ranks differ (max - min). Each rank's own rows are in the report's ranks "
+            "block.",
+        )
+    ]
+    complete = all((by_rank[r][1].get("run") or {}).get("complete", True) for r in ranks)
+    return new_report(
+        operators=rows,
+        context={
+            "device": (first.get("context") or {}).get("device", "cpu"),
+            "row_limit": None,
+            "total_grouped_operators": len(rows),
+            "ranked_by": "cpu_self_seconds",
+            "source": "rank traces",
+            "ranks": len(ranks),
+            "world_size": info.get("world_size") or len(ranks),
+            "backend": info.get("backend"),
+            "straggler": straggler,
+            **self_time_sums(rows),
+        },
+        diagnostics=notes,
+        workload={"script": None},
+        run={"complete": complete},
+        ranks={
+            "world_size": info.get("world_size") or len(ranks),
+            "per_rank": [
+                {**summary, "operators": per_rank_rows[summary["rank"]]} for summary in summaries
+            ],
+        },  # fmt: skip
+    )
