@@ -89,3 +89,20 @@ def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
     line = straggler_line(summaries, rows)
     assert line.startswith("rank 1 is 350% slower than the median rank")
     assert line.endswith("in aten::mm [[2]]")  # a collective is waiting, not the cause
+
+
+def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, tmp_path):
+    report, _ = open_rank_directory(rank_traces)
+    faster = json.loads(json.dumps(report))
+    for summary in faster["ranks"]["per_rank"]:
+        if summary["rank"] == 1:
+            summary["compute_seconds"] /= 2
+    from torchscan_tui.analysis.compare import compare_reports, text_table
+
+    diff = compare_reports(report, faster, "before", "after")
+    assert [entry["rank"] for entry in diff["ranks"]] == [0, 1]
+    assert diff["ranks"][1]["compute_seconds"]["ratio"] == pytest.approx(0.5)
+    assert diff["ranks"][0]["compute_seconds"]["delta"] == 0
+    text = text_table(diff)
+    assert "rank 1: compute" in text and "rank 0: compute" in text
+    assert diff["rows"]  # and overall, by the cross-rank rows

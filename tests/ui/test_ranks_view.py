@@ -42,3 +42,37 @@ async def test_the_header_names_the_straggler_and_a_row_every_rank():
         detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
         assert "CPU self by rank" in detail and "slowest rank 1" in detail
         assert "rank 0 1.000 ms, rank 1 9.000 ms" in detail
+
+
+async def test_r_shows_one_ranks_rows_and_back_and_a_save_keeps_the_session(tmp_path):
+    from textual.widgets import Input, OptionList
+
+    from torchscan_tui.formats.report import load_report
+    from torchscan_tui.ui.screens.rank_screen import RankScreen
+
+    app = create_app(report=_session(), report_path="ranks/", show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait_for_run(pilot)
+        screen = app.main_screen
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, RankScreen)
+        app.screen.query_one(OptionList).highlighted = 2  # all ranks, rank 0, rank 1
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.shown_rank == 1
+        assert [row["cpu_self_seconds"] for row in screen.view.rows] == [0.009, 0.001]
+        assert "rank 1 of 2 (R: others)" in str(app.query_one("#run-header").render())
+        await pilot.press("w")
+        app.screen.query_one("#export-path", Input).value = str(tmp_path / "s.json")
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.press("R")
+        await pilot.pause()
+        app.screen.query_one(OptionList).highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause()
+        assert screen.shown_rank is None and "ranks" in screen.view.rows[0]
+    saved = load_report(tmp_path / "s.json")
+    assert all("ranks" in row for row in saved["operators"])  # the session, not rank 1's
+    assert len(saved["ranks"]["per_rank"]) == 2

@@ -123,7 +123,7 @@ def compare_reports(before: dict, after: dict, before_name: str, after_name: str
     a, b = _peak_rss(before), _peak_rss(after)
     delta, ratio = _delta(a, b)
     totals["process_peak_rss"] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
-    return {
+    diff = {
         "schema": COMPARE_SCHEMA,
         "schema_version": 1,
         "before": before_name,
@@ -132,6 +132,31 @@ def compare_reports(before: dict, after: dict, before_name: str, after_name: str
         "totals": totals,
         "note": "Sums of self time compare like with like; they are not latency.",
     }
+    by_rank = compare_ranks(before, after)
+    if by_rank:
+        diff["ranks"] = by_rank
+    return diff
+
+
+RANK_FIGURES = ("compute_seconds", "collective_seconds", "cpu_self_seconds")
+
+
+def compare_ranks(before: dict, after: dict) -> list[dict]:
+    """Two multi-rank sessions rank by rank (the ranks both have): each rank's compute,
+    collective and total CPU self time, before and after; [] unless both have ranks."""
+    sides = [
+        {summary["rank"]: summary for summary in (report.get("ranks") or {}).get("per_rank") or []}
+        for report in (before, after)
+    ]
+    compared = []
+    for rank in sorted(set(sides[0]) & set(sides[1])):
+        entry: dict = {"rank": rank}
+        for name in RANK_FIGURES:
+            a, b = sides[0][rank].get(name), sides[1][rank].get(name)
+            delta, ratio = _delta(a, b)
+            entry[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
+        compared.append(entry)
+    return compared
 
 
 def _largest(rows: list[dict], field: str) -> list[dict]:
@@ -257,6 +282,14 @@ def text_table(diff: dict, limit: int = 20) -> str:
         lines.append(
             f"peak RSS {format_bytes(rss['before'])} -> {format_bytes(rss['after'])}"
             " (whole process, the kernel's high-water mark)"
+        )
+    for entry in diff.get("ranks") or []:  # two multi-rank sessions: rank by rank
+        compute, collective = entry["compute_seconds"], entry["collective_seconds"]
+        lines.append(
+            f"rank {entry['rank']}: compute {format_seconds(compute['before'])} -> "
+            f"{format_seconds(compute['after'])} ({format_ratio(compute['ratio'])}), "
+            f"collectives {format_seconds(collective['before'])} -> "
+            f"{format_seconds(collective['after'])}"
         )
     lines.append(
         f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"

@@ -62,7 +62,7 @@ DRAIN_AGAIN_S = 0.004  # the rest of a batch, after waiting keys and a frame
 # The actions check_action may hide or show, depending on the run and the rows.
 VARIABLE_ACTIONS = (
     "cancel_run", "rerun", "export_trace", "export_rows", "save_report", "chart", "toggle_log",
-    "kernels", "overview",
+    "kernels", "overview", "ranks",
 )  # fmt: skip
 WARM_UP_INTERVAL = 0.05
 HELP_NOTES = [
@@ -89,6 +89,7 @@ class ProfileScreen(RowsScreen):
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
         Binding("o", "overview", "Steps", tooltip="Step overview: where each step's time went"),
+        Binding("R", "ranks", "Ranks", tooltip="Pick a rank's rows, or the cross-rank view"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace (Perfetto)"),
         Binding("w", "save_report", "Save", show=False, tooltip="Save the session as a report"),
@@ -109,6 +110,8 @@ class ProfileScreen(RowsScreen):
         self._tick = 0
         self._run_worker: Worker | None = None
         self._status_message = ""
+        self.shown_rank: int | None = None  # in a multi-rank session: whose rows (None: all)
+        self._all_ranks_rows: list = []  # the cross-rank rows while one rank's are shown
 
     @property
     def source(self) -> RunSource:
@@ -255,7 +258,7 @@ class ProfileScreen(RowsScreen):
             totals="  ".join(
                 part
                 for part in (
-                    _straggler(state.context),
+                    _ranks_line(state.context, self.shown_rank),
                     step_line(state.context),
                     _self_time_totals(state.context),
                 )
@@ -387,6 +390,41 @@ class ProfileScreen(RowsScreen):
         first = int(steps.get("warmup") or 0) + 1 if not steps.get("whole_run") else 1
         self.app.push_screen(OverviewScreen(overview, f"Step overview: {line}", first))
 
+    def _ranks(self) -> list[dict]:
+        """Every rank's summary and rows, in a multi-rank session; [] in any other."""
+        report = self.state.report or {}
+        return list((report.get("ranks") or {}).get("per_rank") or [])
+
+    def action_ranks(self) -> None:
+        """R: choose whose rows the table shows: one rank's, or the cross-rank view."""
+        from torchscan_tui.ui.screens.rank_screen import RankScreen
+
+        straggler = self.state.context.get("straggler")
+        self.app.push_screen(RankScreen(self._ranks(), straggler, self.shown_rank),
+                             self._show_rank)  # fmt: skip
+
+    def _show_rank(self, choice: object) -> None:
+        if not isinstance(choice, tuple):
+            return  # closed without a choice
+        rank = choice[1]
+        by_rank = {summary["rank"]: summary for summary in self._ranks()}
+        if self.shown_rank is None:
+            self._all_ranks_rows = self.view.rows  # the cross-rank rows, all of them
+        if rank is None:
+            rows = self._all_ranks_rows
+        elif rank in by_rank:
+            rows = by_rank[rank]["operators"]
+        else:
+            return
+        self.shown_rank = rank
+        self.view.set_rows(list(rows))
+        self._render_all(rows_replaced=True)
+        self.notify(
+            "the cross-rank rows (the median rank's figures)" if rank is None
+            else f"rank {rank}'s own rows",
+            title="Showing",
+        )  # fmt: skip
+
     def _export_kernels(self, rows: list[dict]) -> None:
         self.ask_to_export_rows(
             "Export kernels",
@@ -435,8 +473,10 @@ class ProfileScreen(RowsScreen):
     def _save_report_to(self, request: ExportRequest | None) -> None:
         report = self.state.report
         if request is not None and report is not None:
-            # The rows are those received, in rank order: all of them once the run is done.
-            report = {**report, "operators": self.view.rows}
+            # The rows are those received, in rank order: all of them once the run is done
+            # (the cross-rank rows while one rank's own are shown).
+            rows = self.view.rows if self.shown_rank is None else self._all_ranks_rows
+            report = {**report, "operators": rows}
             reopen = "; reopen it with: torchscan-tui {path}"
             self.write_export(partial(save_report, report), request, "the report", reopen)
 
@@ -486,6 +526,8 @@ class ProfileScreen(RowsScreen):
             return state.report is not None
         if action == "kernels":
             return bool(state.kernels)
+        if action == "ranks":
+            return bool(self._ranks())
         if action == "overview":
             return bool(state.overview and state.overview.get("steps"))
         if action == "toggle_log":  # a reopened file has no workload output to show
@@ -539,10 +581,11 @@ def _self_time_totals(context: dict) -> str:
     return "" if total is None else f"Σ CPU self {format_seconds(total)}"
 
 
-def _straggler(context: dict) -> str:
-    """``2 ranks: rank 1 is 85% slower than the median rank ...`` in a multi-rank session."""
+def _ranks_line(context: dict, shown: int | None) -> str:
+    """``2 ranks: rank 1 is 85% slower ...`` in a multi-rank session, and whose rows show."""
     ranks = context.get("ranks")
     if not ranks:
         return ""
+    line = f"{ranks} ranks" if shown is None else f"rank {shown} of {ranks} (R: others)"
     straggler = context.get("straggler")
-    return f"{ranks} ranks: {straggler}" if straggler else f"{ranks} ranks"
+    return f"{line}: {straggler}" if straggler else line
