@@ -106,3 +106,45 @@ def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, t
     text = text_table(diff)
     assert "rank 1: compute" in text and "rank 0: compute" in text
     assert diff["rows"]  # and overall, by the cross-rank rows
+
+
+def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_path):
+    """Issue 19, 1: --nproc-per-node 2 runs both passes under torch.distributed.run
+    (gloo, CPU); each rank's rows and its own ru_maxrss, and the straggler."""
+    out = tmp_path / "r.json"
+    done = torchscan("--nproc-per-node", "2", WORKLOADS / "rank_train.py", "--json", out)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    per_rank = report["ranks"]["per_rank"]
+    assert [summary["rank"] for summary in per_rank] == [0, 1]
+    for summary in per_rank:
+        assert summary["peak_rss"] > 50 * 2**20  # the rank's own kernel figure
+        assert summary["operators"] and summary["collective_seconds"] > 0
+    assert report["context"]["straggler"].startswith("rank 1 is ")
+    assert any(row["operator"] == "aten::mm" for row in report["operators"])
+
+
+def test_a_rank_that_dies_fails_the_run_and_says_which(tmp_path):
+    done = torchscan("--nproc-per-node", "2", WORKLOADS / "rank_dies.py", "--json",
+                     tmp_path / "r.json")  # fmt: skip
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]  # one line: which rank, how, its error
+    assert (
+        "rank_dies.py: rank 1 failed (exit status 1): RuntimeError: rank 1 ran out of data" in last
+    )
+
+
+def test_torchruns_root_cause_names_the_rank_and_its_signal():
+    from torchscan_tui.run.distributed import torchrun_failure
+
+    lines = [
+        "[rank3]: torch.OutOfMemoryError: CUDA out of memory",
+        "Root Cause (first observed failure):",
+        "[0]:",
+        "  rank      : 3 (local_rank: 3)",
+        "  exitcode  : -6 (pid: 24473)  (SIGABRT)",
+    ]
+    assert torchrun_failure(lines, lines) == (
+        "rank 3 failed (signal SIGABRT): torch.OutOfMemoryError: CUDA out of memory"
+    )
+    assert torchrun_failure(["plain failure"], []) is None

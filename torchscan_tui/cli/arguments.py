@@ -75,6 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--force", action="store_true", help="overwrite existing --json / --trace files"
     )
+    parser.add_argument(
+        "--nproc-per-node",
+        type=_count(1),
+        metavar="N",
+        default=None,
+        help="run both passes under torch.distributed.run with N ranks on this node: each "
+        "rank's peak RSS and rows, the cross-rank view and the straggler",
+    )
     window = parser.add_argument_group(
         "step window",
         "A step is one optimizer.step() of any torch.optim optimizer (the script is not "

@@ -111,6 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps=options.steps,
         run_to_end=options.run_to_end,
         rss_steps=options.rss_steps,
+        nproc_per_node=options.nproc_per_node,
     )
     if options.json is not None:
         return run_headless(config, options.json, options.force, options.timeout)

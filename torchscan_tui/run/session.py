@@ -20,6 +20,12 @@ from pathlib import Path
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.report import new_report
+from torchscan_tui.run.distributed import (
+    rank_rss_command,
+    read_ranks,
+    torchrun,
+    torchrun_failure,
+)
 from torchscan_tui.run.events import (
     EventCallback,
     OutputLine,
@@ -54,32 +60,48 @@ class RunConfig:
     steps: int | None = None
     run_to_end: bool = False
     rss_steps: int | None = None  # the peak-RSS pass ends after this many steps
+    nproc_per_node: int | None = None  # ranks under torch.distributed.run (run/distributed.py)
     python: str = sys.executable
     grace_seconds: float = 1.0
 
-    def rss_command(self) -> list[str]:
+    def rss_command(self, rank_folder: str | None = None) -> list[str]:
         script = os.path.abspath(self.script)
+        if self.nproc_per_node is not None and rank_folder is not None:
+            return rank_rss_command(self.python, self.nproc_per_node, rank_folder, script,
+                                    self.args)  # fmt: skip
         if self.rss_steps is not None:  # see worker/step_limit.py
             limit = ["-m", "torchscan_tui.worker.step_limit", str(self.rss_steps)]
             return [self.python, *limit, script, *self.args]
         return [self.python, script, *self.args]
 
-    def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:
-        command = [self.python, "-m", "torchscan_tui.worker", os.path.abspath(self.script)]
-        command += ["--channel-fd", str(channel_fd), "--device", self.device]
+    def worker_options(self, trace_path: str | None) -> list[str]:
+        """The worker's script, options and the script's arguments (all but its channel)."""
+        options = [os.path.abspath(self.script), "--device", self.device]
         if self.callable_name:
-            command += ["--callable", self.callable_name]
+            options += ["--callable", self.callable_name]
         if self.row_limit is not None:
-            command += ["--row-limit", str(self.row_limit)]
+            options += ["--row-limit", str(self.row_limit)]
         if trace_path:
-            command += ["--trace", trace_path]
+            options += ["--trace", trace_path]
         if self.warmup is not None:
-            command += ["--warmup", str(self.warmup)]
+            options += ["--warmup", str(self.warmup)]
         if self.steps is not None:
-            command += ["--steps", str(self.steps)]
+            options += ["--steps", str(self.steps)]
         if self.run_to_end:
-            command += ["--run-to-end"]
-        return command + ["--", *self.args]
+            options += ["--run-to-end"]
+        return options + ["--", *self.args]
+
+    def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:
+        options = self.worker_options(trace_path)
+        script, rest = options[0], options[1:]
+        return [self.python, "-m", "torchscan_tui.worker", script,
+                "--channel-fd", str(channel_fd), *rest]  # fmt: skip
+
+    def rank_worker_command(self, rank_folder: str) -> list[str]:
+        """Every rank's worker under torchrun, each writing its channel to a file."""
+        assert self.nproc_per_node is not None
+        return [*torchrun(self.python, self.nproc_per_node), "-m", "torchscan_tui.worker.rank",
+                rank_folder, *self.worker_options(None)]  # fmt: skip
 
 
 MAX_STORED_SAMPLES = 240
@@ -182,7 +204,8 @@ class Session:
         self._lock = threading.Lock()
         self._cancelled = threading.Event()
         self._current: MeasuredCommand | None = None
-        self._stderr_tail = LineTail(STDERR_TAIL_LINES)
+        # torchrun's failure report alone is ~25 lines: keep what names the rank.
+        self._stderr_tail = LineTail(STDERR_TAIL_LINES * (10 if config.nproc_per_node else 1))
         self.report = empty_report(config)
         self._private_dir: PrivateDir | None = None
 
@@ -236,14 +259,21 @@ class Session:
         """Run both children to the end (or to cancel). Never raises for workload failures."""
         script = self.config.script
         self._emit(PhaseChanged("measuring"))
+        rank_folder = None
+        if self.config.nproc_per_node is not None:  # each rank's files go here
+            try:
+                self._private_dir = PrivateDir()
+            except OSError as exc:
+                return self._finish("failed", f"no private directory for the ranks: {exc}", False)
+            rank_folder = self._private_dir.path
         try:
             measured = self._start(
                 MeasuredCommand(
-                    self.config.rss_command(),
+                    self.config.rss_command(rank_folder),
                     on_output=self._output("workload"),
                     on_sample=lambda seconds, rss: self._emit(RssSampled(seconds, rss)),
                     grace_seconds=self.config.grace_seconds,
-                    env=_worker_env() if self.config.rss_steps is not None else None,
+                    env=_worker_env() if self.config.rss_steps or rank_folder else None,
                 )
             )
         except OSError as exc:
@@ -272,6 +302,9 @@ class Session:
             return self._finish("cancelled", "cancelled while measuring peak RSS", False)
         if not result.status.ok:
             message = failure_message(script, result.status.describe(), self._stderr_tail.lines)
+            rank_failed = self._rank_failure()
+            if rank_failed:
+                message = f"{script}: {rank_failed} (the peak-RSS run, under torchrun)"
             return self._finish(
                 "failed", message, False, details="\n".join(self._stderr_tail.lines)
             )
@@ -280,6 +313,8 @@ class Session:
     def _profile(self) -> RunFinished:
         script = self.config.script
         self._emit(PhaseChanged("profiling"))
+        if self.config.nproc_per_node is not None and self._private_dir is not None:
+            return self._profile_ranks(self._private_dir.path)
         trace_path = self.config.trace_path
         trace_note = None
         if trace_path is None and self.config.private_trace:
@@ -347,6 +382,59 @@ class Session:
                 details=terminal.get("traceback") or "",
             )
         return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
+
+    def _profile_ranks(self, folder: str) -> RunFinished:
+        """Every rank profiled under torchrun; one multi-rank report once the job ends."""
+        from torchscan_tui.formats.ranks import multi_rank_report
+
+        script = self.config.script
+        try:
+            job = self._start(
+                MeasuredCommand(
+                    self.config.rank_worker_command(folder),
+                    on_output=self._output("profiler"),
+                    grace_seconds=self.config.grace_seconds,
+                    env=_worker_env(),
+                )
+            )
+        except OSError as exc:
+            return self._finish("failed", f"could not start torchrun: {exc}", False)
+        if job is None:
+            return self._finish("cancelled", "cancelled before profiling started", False)
+        try:
+            result = job.wait()
+        except RuntimeError as exc:
+            return self._launcher_silent("profiling started", f"{script}: torchrun: {exc}")
+        self.report["run"]["profile_status"] = result.status.to_dict()
+        if result.status.cancelled or self._cancelled.is_set():
+            return self._finish("cancelled", "cancelled while profiling the ranks", False)
+        nproc = self.config.nproc_per_node or 0
+        reports, problems = read_ranks(folder, nproc)
+        if reports:
+            combined = multi_rank_report(reports)
+            for key in ("operators", "context", "diagnostics", "kernels", "ranks"):
+                self.report[key] = combined.get(key)  # type: ignore[literal-required]
+            self._emit(ProfileMeta(self.report["context"], self.report["diagnostics"],
+                                   {}, None, []))  # fmt: skip
+            self._emit(RowsReceived(self.report["operators"]))
+        if problems or not result.status.ok:
+            said = "; ".join(problems) or self._rank_failure() or "the job failed"
+            return self._finish(
+                "failed",
+                f"{script}: torchrun {result.status.describe()}: {said}",
+                False,
+                details="\n".join(self._stderr_tail.lines),
+            )
+        return self._finish("done", f"{nproc} ranks, {len(self.report['operators'])} rows "
+                                    f"from {script}", True)  # fmt: skip
+
+    def _rank_failure(self) -> str | None:
+        """Which rank failed, how, and its last error (from torchrun's report); None when
+        the run is not under torchrun or torchrun named no rank."""
+        if self.config.nproc_per_node is None:
+            return None
+        lines = list(self._stderr_tail.lines)
+        return torchrun_failure(lines, lines)
 
     def _read_channel(self, channel_read: int) -> dict | None:
         """Apply channel messages to the report; return the terminal one, if any came."""

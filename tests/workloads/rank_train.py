@@ -1,0 +1,29 @@
+"""A two-rank training script for torch.distributed.run (gloo, CPU): gradients averaged
+with all_reduce, an optimizer step each step; rank 1 does extra work (the straggler)."""
+
+import torch
+import torch.distributed as dist
+
+
+def main() -> None:
+    dist.init_process_group("gloo")
+    rank = dist.get_rank()
+    torch.manual_seed(0)
+    model = torch.nn.Linear(32, 32)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    for _ in range(12):
+        x = torch.ones(16, 32)
+        if rank == 1:
+            for _ in range(30):
+                x = torch.tanh(x @ torch.ones(32, 32) / 32)
+        loss = model(x).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        for parameter in model.parameters():
+            dist.all_reduce(parameter.grad)
+        optimizer.step()
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+"""A run of ``--nproc-per-node N`` ranks through ``torch.distributed.run`` (no torch here).
+
+Both passes go through the real launcher (``python -m torch.distributed.run --standalone
+--nproc-per-node N``), so rendezvous, environment and a dead rank's handling are
+torchrun's own. The peak-RSS pass runs each rank under ``worker/rank_rss.py``, which
+writes that rank's own ``ru_maxrss`` at exit; the profile pass runs each rank as a
+profile worker (``worker/rank.py``) writing its channel to a file of its own. Once the
+job has ended, :func:`read_ranks` turns those files into one report per rank, and the
+session combines them (``formats/ranks.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from torchscan_tui.formats.report import new_report
+from torchscan_tui.run.protocol import read_messages
+
+TORCHRUN = ["-m", "torch.distributed.run", "--standalone"]
+
+
+def torchrun(python: str, nproc: int) -> list[str]:
+    return [python, *TORCHRUN, "--nproc-per-node", str(nproc)]
+
+
+def rank_rss_command(python: str, nproc: int, folder: str, script: str, args) -> list[str]:
+    return [*torchrun(python, nproc), "-m", "torchscan_tui.worker.rank_rss", folder, script,
+            *args]  # fmt: skip
+
+
+def read_rank_channel(path: Path) -> tuple[dict, dict | None]:
+    """One rank's report from its channel file, and its last word (done or error; None
+    when the rank ended without one)."""
+    report = new_report()
+    terminal = None
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for message in read_messages(fd):
+            kind = message["type"]
+            if kind == "meta":
+                for key in ("context", "diagnostics", "kernels", "trace_path"):
+                    report[key] = message.get(key)  # type: ignore[literal-required]
+                report["totals"].update(message.get("totals") or {})
+                if message.get("overview") is not None:
+                    report["overview"] = message["overview"]
+            elif kind == "rows":
+                report["operators"].extend(message["rows"])
+            elif kind in ("done", "error", "invalid"):
+                terminal = message
+    finally:
+        os.close(fd)
+    return report, terminal
+
+
+def read_ranks(folder: str, nproc: int) -> tuple[dict[int, tuple[Path, dict]], list[str]]:
+    """Every rank's report (with its own peak RSS), and what went wrong on which rank."""
+    reports: dict[int, tuple[Path, dict]] = {}
+    problems: list[str] = []
+    for rank in range(nproc):
+        channel = Path(folder) / f"rank-{rank}.channel"
+        if not channel.exists():
+            problems.append(f"rank {rank}: never started its profile")
+            continue
+        report, terminal = read_rank_channel(channel)
+        if terminal is None:
+            problems.append(f"rank {rank}: ended without a complete result")
+        elif terminal["type"] != "done":
+            problems.append(f"rank {rank}: {terminal.get('message') or terminal.get('problem')}")
+        peak = rank_peak(folder, rank)
+        report["totals"]["process_peak_rss"] = (
+            None if peak is None else
+            {"value": peak, "unit": "bytes", "source": "the rank's own ru_maxrss at exit"}
+        )  # fmt: skip
+        reports[rank] = (channel, report)
+    return reports, problems
+
+
+def rank_peak(folder: str, rank: int) -> int | None:
+    try:
+        return int((Path(folder) / f"rank-{rank}.rss").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+_ROOT_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
+_ROOT_EXIT = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)(?:.*\((SIG\w+)\))?")
+_ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?(\w+(?:\.\w+)*(?:Error|Exception|Interrupt)): (.+)$")
+
+
+def torchrun_failure(stderr_tail: Sequence[str], workload_lines: Sequence[str] = ()) -> str | None:
+    """Which rank failed and how, from torchrun's "Root Cause" block (``rank : 1``,
+    ``exitcode : -6 ... (SIGABRT)``), with the last exception the ranks printed; None
+    when torchrun said nothing of the kind."""
+    rank = exit_code = signal_name = None
+    for line in stderr_tail:
+        if rank is None and (found := _ROOT_RANK.match(line)):
+            rank = int(found.group(1))
+        elif rank is not None and exit_code is None and (found := _ROOT_EXIT.match(line)):
+            exit_code, signal_name = int(found.group(1)), found.group(2)
+    if rank is None:
+        return None
+    how = f"exit status {exit_code}" if signal_name is None else f"signal {signal_name}"
+    error = None
+    for line in reversed(workload_lines):
+        found = _ERROR_LINE.match(line.strip())
+        if found and "ChildFailedError" not in line:
+            error = f"{found.group(1)}: {found.group(2)}"
+            break
+    return f"rank {rank} failed ({how})" + (f": {error}" if error else "")
