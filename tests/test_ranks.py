@@ -108,18 +108,20 @@ def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, t
     assert diff["rows"]  # and overall, by the cross-rank rows
 
 
-def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_path):
-    """Issue 19, 1: --nproc-per-node 2 runs both passes under torch.distributed.run
+@pytest.mark.parametrize("ranks", [2, 4])
+def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_path, ranks):
+    """Issue 19, 1: --nproc-per-node N runs both passes under torch.distributed.run
     (gloo, CPU); each rank's rows and its own ru_maxrss, and the straggler."""
     out = tmp_path / "r.json"
-    done = torchscan("--nproc-per-node", "2", WORKLOADS / "rank_train.py", "--json", out)
+    done = torchscan("--nproc-per-node", ranks, WORKLOADS / "rank_train.py", "--json", out)
     assert done.returncode == 0, done.stderr
     report = json.loads(out.read_text())
     per_rank = report["ranks"]["per_rank"]
-    assert [summary["rank"] for summary in per_rank] == [0, 1]
+    assert [summary["rank"] for summary in per_rank] == list(range(ranks))
     for summary in per_rank:
         assert summary["peak_rss"] > 50 * 2**20  # the rank's own kernel figure
         assert summary["operators"] and summary["collective_seconds"] > 0
+        assert summary["step_seconds_median"] > 0  # each rank's profiled steps
     assert report["context"]["straggler"].startswith("rank 1 is ")
     assert any(row["operator"] == "aten::mm" for row in report["operators"])
 
@@ -139,6 +141,9 @@ def test_torchruns_root_cause_names_the_rank_and_its_signal():
 
     lines = [
         "[rank3]: torch.OutOfMemoryError: CUDA out of memory",
+        "Failures:",
+        "  rank      : 0 (local_rank: 0)",
+        "  exitcode  : -15 (pid: 24472)  (SIGTERM)",
         "Root Cause (first observed failure):",
         "[0]:",
         "  rank      : 3 (local_rank: 3)",

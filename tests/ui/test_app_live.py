@@ -89,3 +89,19 @@ async def test_a_training_script_in_the_app_shows_its_steps_and_overview(wait, t
         await pilot.pause()
         assert isinstance(app.screen, OverviewScreen)
         assert len(app.screen.overview["steps"]) == 3
+
+
+async def test_a_torchrun_job_in_the_app_names_its_straggler_and_its_ranks(wait):
+    """Issue 19 in the app: --nproc-per-node 2, both passes under torch.distributed.run."""
+    from torchscan_tui.ui.screens.rank_screen import RankScreen
+
+    config = RunConfig(script=str(WORKLOADS / "rank_train.py"), device="cpu", nproc_per_node=2)
+    app = create_app(config=config, show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait(pilot, timeout=180)
+        screen = app.main_screen
+        assert screen.state.phase == "done", screen.state.message
+        assert "2 ranks: rank 1 is" in str(app.query_one("#run-header").render())
+        await pilot.press("R")
+        await pilot.pause()
+        assert isinstance(app.screen, RankScreen) and len(app.screen.per_rank) == 2

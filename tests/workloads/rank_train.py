@@ -22,6 +22,7 @@ def main() -> None:
         for parameter in model.parameters():
             dist.all_reduce(parameter.grad)
         optimizer.step()
+    dist.barrier()  # no rank leaves while a peer still reads its last all_reduce
     dist.destroy_process_group()
 
 

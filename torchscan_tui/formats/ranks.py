@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
@@ -85,7 +86,12 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
         path, report = by_rank[rank]
         summary = rank_summary(rank, report["operators"])
         rss = (report.get("totals") or {}).get("process_peak_rss")
-        summary.update(source=str(path), peak_rss=rss["value"] if rss else None)
+        steps = ((report.get("context") or {}).get("steps") or {}).get("step_seconds") or []
+        summary.update(
+            source=str(path),
+            peak_rss=rss["value"] if rss else None,
+            step_seconds_median=statistics.median(steps) if steps else None,
+        )
         summaries.append(summary)
     first = by_rank[ranks[0]][1]
     info = (first.get("context") or {}).get("distributed") or {}

@@ -95,7 +95,9 @@ def torchrun_failure(stderr_tail: Sequence[str], workload_lines: Sequence[str] =
     ``exitcode : -6 ... (SIGABRT)``), with the last exception the ranks printed; None
     when torchrun said nothing of the kind."""
     rank = exit_code = signal_name = None
-    for line in stderr_tail:
+    lines = list(stderr_tail)
+    roots = [i for i, line in enumerate(lines) if "Root Cause" in line]
+    for line in lines[roots[-1] :] if roots else lines:  # the first failure, not its echoes
         if rank is None and (found := _ROOT_RANK.match(line)):
             rank = int(found.group(1))
         elif rank is not None and exit_code is None and (found := _ROOT_EXIT.match(line)):

@@ -22,9 +22,11 @@ CROSS_RANK_ID = "all"
 
 def describe_rank(summary: dict) -> str:
     rss = summary.get("peak_rss")
+    step = summary.get("step_seconds_median")
     return (
         f"rank {summary['rank']}: compute {format_seconds(summary['compute_seconds'])}, "
         f"collectives {format_seconds(summary['collective_seconds'])}, "
+        f"step {format_seconds(step) if step is not None else '—'} (median), "
         f"{summary['rows']:,} rows, peak RSS {format_bytes(rss) if rss else '—'}"
     )
 
