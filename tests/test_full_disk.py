@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from torchscan_tui.run.session import RunConfig, Session
+from torchscan_tui.run.config import RunConfig
+from torchscan_tui.run.session import Session
 
 # Its trace (~200 KiB) is far more than the room left on the disk.
 WORKLOAD = (

@@ -77,7 +77,7 @@ def test_the_ui_process_never_imports_torch(tmp_path):
     script.write_text("import torch\ndef workload():\n    torch.ones(2, 2).sum()\n")
     code = f"""
 import asyncio, sys
-from torchscan_tui.run.session import RunConfig
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.ui.app import create_app
 
 async def main():

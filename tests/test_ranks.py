@@ -153,3 +153,23 @@ def test_torchruns_root_cause_names_the_rank_and_its_signal():
         "rank 3 failed (signal SIGABRT): torch.OutOfMemoryError: CUDA out of memory"
     )
     assert torchrun_failure(["plain failure"], []) is None
+
+
+def test_multi_node_options_pass_through_to_torchrun(tmp_path):
+    """--nnodes, --node-rank and --rdzv-* reach torchrun as given (one node here, with an
+    explicit c10d rendezvous); without them a run is --standalone."""
+    from torchscan_tui.run.config import RunConfig
+
+    plain = RunConfig(script="t.py", nproc_per_node=2)
+    assert "--standalone" in plain.rank_worker_command("/d")
+    out = tmp_path / "r.json"
+    done = torchscan("--nproc-per-node", "2", "--nnodes", "1", "--rdzv-backend", "c10d",
+                     "--rdzv-endpoint", "localhost:0", "--rdzv-id", "pass-through",
+                     WORKLOADS / "rank_train.py", "--json", out)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    command = report["totals"]["process_peak_rss"]["command"]
+    passed = ["--nnodes", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", "localhost:0",
+              "--rdzv-id", "pass-through"]  # fmt: skip
+    assert command[3:11] == passed
+    assert "--standalone" not in command and len(report["ranks"]["per_rank"]) == 2

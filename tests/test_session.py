@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
     PhaseChanged,
     ProfileMeta,
@@ -17,7 +18,7 @@ from torchscan_tui.run.events import (
     RssMeasured,
     RunFinished,
 )
-from torchscan_tui.run.session import RunConfig, Session
+from torchscan_tui.run.session import Session
 
 FAKE_WORKER = """
 import json, os, sys

@@ -8,8 +8,8 @@ from conftest import WORKLOADS  # noqa: I001 - tests/ is on sys.path
 from proc_helpers import alive
 from replay import ReplaySource, recorded_events, replay_source
 
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import OutputLine, RowsReceived
-from torchscan_tui.run.session import RunConfig
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.log_pane import LogPane
 

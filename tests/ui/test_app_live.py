@@ -10,7 +10,7 @@ from pathlib import Path
 from conftest import WORKLOADS
 from textual.widgets import Input
 
-from torchscan_tui.run.session import RunConfig
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.ui.app import create_app
 
 

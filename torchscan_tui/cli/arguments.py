@@ -80,9 +80,16 @@ def build_parser() -> argparse.ArgumentParser:
         type=_count(1),
         metavar="N",
         default=None,
-        help="run both passes under torch.distributed.run with N ranks on this node: each "
-        "rank's peak RSS and rows, the cross-rank view and the straggler",
+        help="run both passes under torch.distributed.run with N ranks a node (one node, "
+        "unless --nnodes, --node-rank and --rdzv-backend/endpoint/id are given: they are "
+        "passed through): each rank's peak RSS and rows, the cross-rank view, the straggler",
     )
+    ranks = parser.add_argument_group(
+        "many nodes", "with --nproc-per-node, passed to torch.distributed.run as they are"
+    )
+    for option, meta in (("--nnodes", "N"), ("--node-rank", "K"), ("--rdzv-backend", "NAME"),
+                         ("--rdzv-endpoint", "HOST:PORT"), ("--rdzv-id", "ID")):  # fmt: skip
+        ranks.add_argument(option, metavar=meta, default=None, help="passed to torchrun")
     window = parser.add_argument_group(
         "step window",
         "A step is one optimizer.step() of any torch.optim optimizer (the script is not "
@@ -120,6 +127,19 @@ def build_parser() -> argparse.ArgumentParser:
         "Arguments after -- are passed to the script: torchscan-tui train.py -- --epochs 1"
     )
     return parser
+
+
+TORCHRUN_OPTIONS = ("nnodes", "node_rank", "rdzv_backend", "rdzv_endpoint", "rdzv_id")
+
+
+def torchrun_options(options: argparse.Namespace) -> tuple[str, ...]:
+    """The multi-node options given, as torch.distributed.run takes them."""
+    passed: list[str] = []
+    for name in TORCHRUN_OPTIONS:
+        value = getattr(options, name, None)
+        if value is not None:
+            passed += [f"--{name.replace('_', '-')}", value]
+    return tuple(passed)
 
 
 MAX_PERCENT = 100_000.0  # a gate at 1000x slower gates nothing

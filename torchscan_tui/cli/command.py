@@ -11,7 +11,12 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from torchscan_tui.cli.arguments import build_parser, check_script, protect_dash_paths
+from torchscan_tui.cli.arguments import (
+    build_parser,
+    check_script,
+    protect_dash_paths,
+    torchrun_options,
+)
 from torchscan_tui.cli.headless import (
     convert_profile,
     open_ranks_with_progress,
@@ -31,8 +36,8 @@ from torchscan_tui.formats.report import (
 )
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.formats.text_summary import report_text
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.script_args import split_script_args
-from torchscan_tui.run.session import RunConfig
 
 
 def pick_trace(folder: str) -> str | None:
@@ -112,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         run_to_end=options.run_to_end,
         rss_steps=options.rss_steps,
         nproc_per_node=options.nproc_per_node,
+        torchrun_options=torchrun_options(options),
     )
     if options.json is not None:
         return run_headless(config, options.json, options.force, options.timeout)

@@ -44,8 +44,9 @@ from torchscan_tui.formats.report import (
     save_report,
 )
 from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import OutputLine, PhaseChanged, RunFinished
-from torchscan_tui.run.session import RunConfig, Session
+from torchscan_tui.run.session import Session
 
 PROGRESS_PHASES = {
     "measuring": "run 1 of 2, the whole script for peak RSS",

@@ -19,16 +19,23 @@ from pathlib import Path
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.run.protocol import read_messages
 
-TORCHRUN = ["-m", "torch.distributed.run", "--standalone"]
+TORCHRUN = ["-m", "torch.distributed.run"]
+STANDALONE = ["--standalone"]  # one node: torchrun picks a free rendezvous port itself
 
 
-def torchrun(python: str, nproc: int) -> list[str]:
-    return [python, *TORCHRUN, "--nproc-per-node", str(nproc)]
+def torchrun(python: str, nproc: int, launcher: Sequence[str] = ()) -> list[str]:
+    """``python -m torch.distributed.run``: ``launcher`` holds the multi-node options
+    (``--nnodes``, ``--node-rank``, ``--rdzv-*``) passed through; without them, one
+    standalone node."""
+    return [python, *TORCHRUN, *(launcher or STANDALONE), "--nproc-per-node", str(nproc)]
 
 
-def rank_rss_command(python: str, nproc: int, folder: str, script: str, args) -> list[str]:
-    return [*torchrun(python, nproc), "-m", "torchscan_tui.worker.rank_rss", folder, script,
-            *args]  # fmt: skip
+def rank_rss_command(
+    python: str, nproc: int, folder: str, script: str, args: Sequence[str],
+    launcher: Sequence[str] = (),
+) -> list[str]:  # fmt: skip
+    return [*torchrun(python, nproc, launcher), "-m", "torchscan_tui.worker.rank_rss", folder,
+            script, *args]  # fmt: skip
 
 
 def read_rank_channel(path: Path) -> tuple[dict, dict | None]:

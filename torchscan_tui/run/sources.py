@@ -16,6 +16,7 @@ from typing import Protocol
 
 from torchscan_tui.formats.report import incomplete_run
 from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
     Event,
     PhaseChanged,
@@ -26,7 +27,7 @@ from torchscan_tui.run.events import (
     RunFinished,
 )
 from torchscan_tui.run.protocol import ROW_BATCH
-from torchscan_tui.run.session import RunConfig, Session
+from torchscan_tui.run.session import Session
 
 Emit = Callable[[Event], None]
 

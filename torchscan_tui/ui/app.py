@@ -22,7 +22,7 @@ from textual.screen import Screen
 
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.report_pages import PendingRows
-from torchscan_tui.run.session import RunConfig
+from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.sources import LiveSource, ReportSource, RunSource
 from torchscan_tui.ui.screens.profile_screen import ProfileScreen
 
