@@ -212,3 +212,10 @@ def test_invalid_torch_trace_falls_back_to_an_escaping_writer_fake_export(tmp_pa
     assert 'quote"and\x01control' in names and "aten::sum" in names
     assert "trace_rewritten" in [note["code"] for note in report["diagnostics"]]
     assert trace.stat().st_mode & 0o777 == 0o600
+
+
+def test_the_whole_call_has_no_rows_of_ours():
+    """Without a step window no marker event is recorded (it would be a row)."""
+    report = profile_workload(lambda: torch.ones(3, 3).sum())
+    assert not any(row["operator"].startswith("[torchscan]") for row in report["operators"])
+    assert "steps" not in report["context"]

@@ -182,6 +182,7 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     assert steps["profiled"] == 3 and steps["warmup"] == 2 and len(steps["step_seconds"]) == 3
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["Optimizer.step#SGD.step"] == 3
+    assert not any(name.startswith("[torchscan]") for name in calls)  # markers are not rows
     assert "steps 3-5 of optimizer.step(): median" in result.stderr
     overview = report["overview"]  # each step's time split, the shares, the advice
     assert len(overview["steps"]) == 3
@@ -217,6 +218,7 @@ def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["aten::mm"] == 3
     assert report["context"]["steps"]["source"] == "workload()"
+    assert not any(name.startswith("[torchscan]") for name in calls)  # markers are not rows
 
 
 def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_path):

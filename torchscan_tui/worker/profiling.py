@@ -246,7 +246,8 @@ def profile_workload(
         adopted.extract = lambda results: extract_raw_events(
             results, device_activity=any(a != ProfilerActivity.CPU for a in activities)
         )
-    window.start(new_profile, settle, mark)
+    # The whole call (no window) records no marker: they would be rows of their own.
+    window.start(new_profile, settle, mark if windowed else lambda name: None)
     try:
         fn()
     except WindowComplete:
