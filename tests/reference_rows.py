@@ -11,7 +11,7 @@ from torchscan_tui.analysis.sorting import ROW_SORTS, Sort, ValueOf
 def matches(row_filter: Filter, row: dict) -> bool:
     """Whether ``row`` passes ``row_filter``, read straight from the row (no index)."""
     name = row["operator"].lower()
-    if any(word not in name for word in row_filter.words):
+    if not all(term.matcher()(name) for term in row_filter.words):
         return False
     if any(kind != row.get("kind") for kind in row_filter.kinds):
         return False

@@ -211,3 +211,36 @@ def test_a_toggles_all_visible_and_the_selection_can_be_cleared():
     assert view.hidden_selected() == 1
     view.clear_selection()
     assert view.selected == set() and view.hidden_selected() == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("-aten", ["forward", "cudaLaunchKernel"]),  # negation
+        (
+            "!aten::mm",
+            ["aten::addmm", "aten::cat", "forward", "aten::relu", "cudaLaunchKernel", "aten::sum"],
+        ),  # fmt: skip
+        ("relu|cat", ["aten::cat", "aten::relu"]),  # either
+        ("aten::*mm", ["aten::addmm", "aten::mm", "aten::mm"]),  # a wildcard over the name
+        ("aten::?um", ["aten::sum"]),
+        ("*MM", ["aten::addmm", "aten::mm", "aten::mm"]),  # case-insensitive
+        ("aten -mm|sum", ["aten::cat", "aten::relu"]),  # terms still all match
+        ("mm kind:operator -[8, 4]", None),  # with shapes and kinds: checked by reference
+    ],
+)
+def test_the_filter_language_negates_ors_and_takes_wildcards(text, expected):
+    """Issue 20, 12: -term or !term, a|b, * and ? in names."""
+    rows = sample_rows()
+    view = RowView(rows)
+    view.set_filter(text)
+    shown = [rows[i]["operator"] for i in view.visible]
+    reference = [row["operator"] for row in rows if matches(parse_filter(text), row)]
+    assert shown == reference
+    if expected is not None:
+        assert shown == expected
+
+
+def test_a_lone_bar_or_dash_says_what_is_missing():
+    with pytest.raises(FilterError, match="nothing to match"):
+        parse_filter("-|")

@@ -5,7 +5,10 @@ The filter language, as the UI's filter box takes it:
 * ``[8, 16, 64]`` or ``8x16x64`` matches rows with an input of exactly that shape;
   ``*`` matches any one dimension (``[*, 64]``, ``*x64``); ``[]`` a scalar input;
 * ``kind:annotation`` (or ``runtime``, ``operator``, ``memory``) matches the row kind;
-* any other word matches operator names, case-insensitively, as a substring;
+* any other word matches operator names, case-insensitively, as a substring; ``*`` and
+  ``?`` make it a wildcard pattern over the whole name (``*norm*``, ``aten::?dd``);
+* ``a|b`` matches either; ``-word`` or ``!word`` keeps the rows that do *not* match
+  (``-[memory]``, ``!aten::view|aten::reshape``);
 * several terms must all match.
 
 A bad filter raises :class:`FilterError` with a message for the user; callers then show
@@ -14,8 +17,9 @@ every row rather than silently hiding some.
 
 from __future__ import annotations
 
+import fnmatch
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 ANY = None  # a wildcard dimension
@@ -38,11 +42,32 @@ class ShapeTerm:
 
 
 @dataclass(frozen=True)
+class NameTerm:
+    """A name term: any of its alternatives matches (a substring, or a wildcard pattern
+    over the whole lower-cased name); ``negated`` keeps the rows none matches."""
+
+    alternatives: tuple[str, ...]
+    negated: bool = False
+
+    def matcher(self) -> Callable[[str], bool]:
+        """A test of one lower-cased name, built once per filter."""
+        patterns = [re.compile(fnmatch.translate(alt)) for alt in self.alternatives
+                    if "*" in alt or "?" in alt]  # fmt: skip
+        plain = [alt for alt in self.alternatives if "*" not in alt and "?" not in alt]
+
+        def matches(name: str) -> bool:
+            found = any(alt in name for alt in plain) or any(p.match(name) for p in patterns)
+            return found != self.negated
+
+        return matches
+
+
+@dataclass(frozen=True)
 class Filter:
     """A parsed filter: every term must match."""
 
     text: str = ""
-    words: tuple[str, ...] = ()
+    words: tuple[NameTerm, ...] = ()
     shapes: tuple[ShapeTerm, ...] = ()
     kinds: tuple[str, ...] = ()
 
@@ -59,8 +84,9 @@ class Filter:
         index.index_some()
         ids = range(len(index)) if candidates is None else sorted(candidates)
         names, kinds = index.names, index.kinds
-        for word in self.words:
-            ids = [i for i in ids if word in names[i]]
+        for term in self.words:
+            matches = term.matcher()
+            ids = [i for i in ids if matches(names[i])]
         for kind in self.kinds:
             ids = [i for i in ids if kinds[i] == kind]
         return list(ids)
@@ -198,5 +224,15 @@ def parse_filter(text: str) -> Filter:
                 raise FilterError(f"{token}: kind is one of {', '.join(KINDS)}")
             kinds.append(kind)
         else:
-            words.append(token.lower())
+            words.append(_name_term(token))
     return Filter(text, tuple(words), tuple(shapes), tuple(kinds))
+
+
+def _name_term(token: str) -> NameTerm:
+    """``word``, ``a|b``, ``*norm*``, and any of them after ``-`` or ``!``."""
+    negated = token[:1] in ("-", "!") and len(token) > 1
+    body = token[1:] if negated else token
+    alternatives = tuple(alt.lower() for alt in body.split("|") if alt)
+    if not alternatives:
+        raise FilterError(f"{token}: nothing to match: write a name, or a|b")
+    return NameTerm(alternatives, negated)

@@ -35,7 +35,7 @@ from torchscan_tui.ui.widgets.status_bar import RowCounts, StatusBar
 
 HELP_NOTES = [
     ("↑ ↓ j k, pgup pgdn, home end", "move"),
-    ("/ words", "filter: words, [8, 64], 8x64, [*, 64], kind:runtime"),
+    ("/ words", "filter: words, -word, a|b, *norm*, [8, 64], 8x64, [*, 64], kind:runtime"),
     ("ctrl+p", "command palette: every action by name"),
     ("mouse", "click a row to highlight it, click a column's title to sort by it"),
     ("new / gone", "the row exists only after / only before"),

@@ -68,7 +68,7 @@ WARM_UP_INTERVAL = 0.05
 HELP_NOTES = [
     ("↑ ↓ j, pgup pgdn, home end", "move"),
     ("enter", "show or hide the detail pane for the highlighted row"),
-    ("/ words", "filter: words, [8, 64], 8x64, [*, 64], kind:runtime"),
+    ("/ words", "filter: words, -word, a|b, *norm*, [8, 64], 8x64, [*, 64], kind:runtime"),
     ("ctrl+p", "command palette: every action by name"),
     ("mouse", "click a row to highlight it, double-click to open it, click a title to sort"),
 ]
