@@ -2,20 +2,18 @@
 
 The worker records each profiled step's wall time (``context.steps``, see
 ``worker/steps.py``); this reads them back for the header, the text summary and the
-headless run's last line. Wall times are per step, never sums of self times. It also
-gives each row its CPU self time per step (:func:`attach_step_spreads`): the min, median
+headless run's last line. Wall times are per step, never sums of self times. Each row
+also carries its CPU self time per step (``cpu_self_seconds_per_step``): the min, median
 and max over the window's steps, a step where the row did not run counting as zero (it
-took no time there), so a compare can tell a change from noise.
+took no time there), so a compare can tell a change from noise. This module only reads
+and words them (the app imports it at start-up); they are computed in
+:mod:`.step_spreads`.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
 
-from torchscan_tui.analysis.aggregate import aggregate_events
-from torchscan_tui.analysis.profiler_events import RawEvent
-from torchscan_tui.analysis.ranking import build_rows
 from torchscan_tui.common.formatting import format_seconds
 
 PER_STEP = "cpu_self_seconds_per_step"  # a row's CPU self time, step by step: mean, spread
@@ -46,31 +44,6 @@ def peak_scope(run: dict | None) -> str:
     status = (run or {}).get("rss_status") or {}
     limit = status.get("rss_steps")
     return f" (up to step {limit})" if limit else ""
-
-
-def _row_key(row: dict) -> tuple:
-    return row["operator"], repr(row["input_shapes"]), row.get("kind")
-
-
-def attach_step_spreads(rows: list[dict], steps: Sequence[Sequence[RawEvent]]) -> None:
-    """Each row's CPU self time in each step (grouped step by step, as the window is),
-    as ``{"min", "median", "max", "steps"}`` under :data:`PER_STEP`."""
-    per_step = []
-    for events in steps:
-        step_rows, _ = build_rows(aggregate_events(events).groups, device_measured=False)
-        per_step.append({_row_key(row): row["cpu_self_seconds"] for row in step_rows})
-    if not per_step:
-        return
-    for row in rows:
-        key = _row_key(row)
-        seconds = [step.get(key, 0.0) for step in per_step]
-        row[PER_STEP] = {
-            "mean": statistics.fmean(seconds),
-            "min": min(seconds),
-            "median": statistics.median(seconds),
-            "max": max(seconds),
-            "steps": len(seconds),
-        }
 
 
 def spread_text(row: dict) -> str | None:

@@ -22,7 +22,7 @@ from torchscan_tui.analysis.device_summary import device_context, device_diagnos
 from torchscan_tui.analysis.overview import step_overview
 from torchscan_tui.analysis.profiler_events import RawEvent, profiler_steps, window_events
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
-from torchscan_tui.analysis.step_summary import attach_step_spreads
+from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
