@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from torchscan_tui.formats.report import new_report
-from torchscan_tui.run.protocol import read_messages
+from torchscan_tui.run.protocol import apply_meta, read_messages
 
 TORCHRUN = ["-m", "torch.distributed.run"]
 STANDALONE = ["--standalone"]  # one node: torchrun picks a free rendezvous port itself
@@ -48,11 +48,7 @@ def read_rank_channel(path: Path) -> tuple[dict, dict | None]:
         for message in read_messages(fd):
             kind = message["type"]
             if kind == "meta":
-                for key in ("context", "diagnostics", "kernels", "trace_path"):
-                    report[key] = message.get(key)  # type: ignore[literal-required]
-                report["totals"].update(message.get("totals") or {})
-                if message.get("overview") is not None:
-                    report["overview"] = message["overview"]
+                apply_meta(report, message)
             elif kind == "rows":
                 report["operators"].extend(message["rows"])
             elif kind in ("done", "error", "invalid"):

@@ -246,3 +246,14 @@ def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
                 start = end = 0
     finally:
         burst.set(False)
+
+
+def apply_meta(report: dict, message: dict) -> None:
+    """A ``meta`` message into the report it describes (the session's, or a rank's)."""
+    report["context"] = message["context"]
+    report["diagnostics"] = message["diagnostics"]
+    report["kernels"] = message.get("kernels") or []
+    report["totals"].update(message.get("totals") or {})
+    report["trace_path"] = message.get("trace_path")
+    if message.get("overview") is not None:
+        report["overview"] = message["overview"]

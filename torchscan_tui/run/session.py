@@ -36,7 +36,7 @@ from torchscan_tui.run.events import (
 )
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
-from torchscan_tui.run.protocol import read_messages
+from torchscan_tui.run.protocol import apply_meta, read_messages
 
 MAX_STORED_SAMPLES = 240
 STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
@@ -397,13 +397,7 @@ class Session:
         return terminal
 
     def _apply_meta(self, message: dict) -> None:
-        self.report["context"] = message["context"]
-        self.report["diagnostics"] = message["diagnostics"]
-        self.report["kernels"] = message.get("kernels") or []
-        self.report["totals"].update(message.get("totals") or {})
-        self.report["trace_path"] = message.get("trace_path")
-        if message.get("overview") is not None:
-            self.report["overview"] = message["overview"]
+        apply_meta(self.report, message)
         self.report["workload"]["torch_version"] = message["context"].get("torch_version")
         self._emit(
             ProfileMeta(
