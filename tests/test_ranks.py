@@ -52,10 +52,30 @@ def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
     assert spreads == sorted(spreads, reverse=True)
 
 
-def test_one_ranks_several_traces_are_not_a_multi_rank_session(rank_traces, tmp_path):
+def test_one_ranks_several_traces_are_not_a_multi_rank_session(rank_traces, tmp_path,
+                                                              monkeypatch):  # fmt: skip
+    """Told from the traces' heads, before any is parsed (the picker's case must not wait
+    for every trace of a trace-handler folder to be read)."""
+    import concurrent.futures
+
     shutil.copy(rank_traces / "rank-0.json", tmp_path / "a.json")
     shutil.copy(rank_traces / "rank-0.json", tmp_path / "b.json")
+
+    def no_pool(*args, **kwargs):
+        raise AssertionError("the traces were parsed")
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", no_pool)
     assert open_rank_directory(tmp_path) is None  # rank 0 twice: the picker's case
+
+
+def test_a_ranks_trace_is_found_by_its_head_whatever_its_name(rank_traces):
+    from torchscan_tui.formats.ranks import rank_hint
+
+    assert [rank_hint(rank_traces / f"rank-{r}.json") for r in (0, 1)] == [0, 1]
+    renamed = rank_traces.parent / "renamed"
+    renamed.mkdir(exist_ok=True)
+    shutil.copy(rank_traces / "rank-1.json", renamed / "worker-b.json")
+    assert rank_hint(renamed / "worker-b.json") == 1
 
 
 def test_the_command_shows_and_converts_a_rank_directory(rank_traces, tmp_path):

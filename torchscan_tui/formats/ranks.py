@@ -1,11 +1,12 @@
 """A directory of rank traces (one per rank, as HTA lays them out) opened as one session.
 
-Each trace is opened in a process pool (a 64-rank directory need not take 64 times one
-rank's time on a machine with the cores), its rank read from ``distributedInfo.rank`` or,
-failing that, from a ``rank-N`` / ``rank_N`` / ``rankN`` in its name. A directory whose
-traces do not give one rank each (a ``tensorboard_trace_handler`` folder of one rank's
-runs, say) is not a multi-rank session: :func:`open_rank_directory` gives None and the
-caller lets the user pick one trace, as before.
+Each trace's rank is first read from its head (``distributedInfo.rank``) or its name (a
+``rank-N`` / ``rank_N`` / ``rankN``), without parsing it: a directory whose traces do not
+give one rank each (a ``tensorboard_trace_handler`` folder of one rank's runs, say) is not
+a multi-rank session, :func:`open_rank_directory` gives None at once and the caller lets
+the user pick one trace, as before. Otherwise each trace is opened in a process pool (a
+64-rank directory need not take 64 times one rank's time on a machine with the cores) and
+its parsed ``distributedInfo`` confirms the rank.
 
 The session's report has the cross-rank rows as its ``operators`` (the median rank's
 figures, the widest spread first: see :mod:`torchscan_tui.analysis.ranks`) and keeps every
@@ -14,11 +15,12 @@ rank's own rows and summary in its ``ranks`` block.
 
 from __future__ import annotations
 
+import gzip
 import os
 import re
 import statistics
+import zlib
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 from torchscan_tui.analysis import diagnostics as diag
@@ -29,6 +31,8 @@ from torchscan_tui.formats.report import ReportError, new_report
 from torchscan_tui.formats.report_schema import Report
 
 RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
+RANK_IN_HEAD = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
+HEAD_BYTES = 256 * 1024  # the keys before traceEvents: device properties can take a few KiB
 
 RankDone = Callable[[int, int], None]
 """``on_rank(done, of)``: progress as each rank's trace is read."""
@@ -38,6 +42,25 @@ def _open_one(path: str) -> dict:
     """One rank's trace as a report (in a pool process)."""
     report, _ = open_profile(path)
     return report
+
+
+def rank_hint(path: Path) -> int | None:
+    """A trace's rank from its first bytes (``distributedInfo`` is written before the
+    events) or its name, without decoding it: a folder of one rank's runs is told from a
+    folder of ranks before any trace is parsed. None when neither says."""
+    head = b""
+    if path.is_file():  # a FIFO or device named *.json is never read (it could block)
+        opener = gzip.open if path.name.endswith(".gz") else open
+        try:
+            with opener(path, "rb") as trace:
+                head = trace.read(HEAD_BYTES)
+        except (OSError, EOFError, zlib.error):
+            head = b""
+    found = RANK_IN_HEAD.search(head)
+    if found:
+        return int(found.group(1))
+    named = RANK_IN_NAME.search(path.name)
+    return int(named.group(1)) if named else None
 
 
 def rank_of(report: dict, path: Path) -> int | None:
@@ -57,6 +80,12 @@ def open_rank_directory(
     traces = traces_in(Path(folder))
     if len(traces) < 2:
         return None
+    hints = [rank_hint(path) for path in traces]
+    if None in hints or len(set(hints)) < len(hints):
+        return None  # not one trace per rank: nothing is parsed for the picker's case
+    # Here, not at the top: multiprocessing is ~20 ms of every start of the command.
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     workers = workers or min(len(traces), os.cpu_count() or 1)
     reports: dict[Path, dict] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
