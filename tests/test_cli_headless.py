@@ -145,3 +145,22 @@ def test_a_device_asked_for_by_name_and_not_there_fails_headless(tmp_path, workl
     assert json.loads(out.read_text())["operators"]  # the CPU-side rows are kept
     auto = torchscan(workloads / "tiny.py", "--device", "auto", "--json", out, "--force")
     assert auto.returncode == 0, auto.stderr
+
+
+def test_the_installed_command_points_at_a_callable_main():
+    """The script pip writes names ``torchscan_tui.cli:main``: a move must keep it (an
+    installed script from before it was left pointing at nothing)."""
+    import importlib
+    import re
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    target = re.search(r'^torchscan-tui = "([\w.]+):(\w+)"$', pyproject, re.M)
+    assert target and target.groups() == ("torchscan_tui.cli", "main")
+    assert callable(getattr(importlib.import_module(target.group(1)), target.group(2)))
+    code = "import sys; from torchscan_tui.cli import main; sys.exit(main(['--help']))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout.startswith("usage: torchscan-tui")
