@@ -207,3 +207,49 @@ def test_the_compare_json_says_which_rows_were_within_noise(tmp_path):
     gated = json.loads((tmp_path / "d.json").read_text())["gate"]
     assert gated["percent"] == 25 and gated["regressions"] == []  # the total: +23%
     assert gated["within_noise"][0].startswith("aten::noisy")
+
+
+def test_by_operator_merges_each_sides_shapes_before_matching():
+    """Issue 20, 15: a model whose shapes changed compares operator by operator."""
+    before = [make_row("aten::mm", [[8, 16]], 2, 0.004), make_row("aten::mm", [[4, 16]], 1, 0.002),
+              make_row("aten::relu", [[8]], 1, 0.001, device=0.0005)]  # fmt: skip
+    after = [make_row("aten::mm", [[16, 16]], 3, 0.009), make_row("aten::relu", [[16]], 1, 0.001)]
+    by_shape = compare_reports(report(before), report(after), "a", "b")
+    assert {row["presence"] for row in by_shape["rows"]} == {"only_before", "only_after"}
+    diff = compare_reports(report(before), report(after), "a", "b", by="operator")
+    assert diff["by"] == "operator"
+    mm, relu = diff["rows"]
+    assert mm["operator"] == "aten::mm" and mm["presence"] == "both"
+    assert mm["calls"] == {"before": 3, "after": 3, "delta": 0, "ratio": 1.0}
+    assert mm["cpu_self_seconds"]["before"] == pytest.approx(0.006)
+    assert mm["cpu_self_seconds"]["delta"] == pytest.approx(0.003)
+    assert mm["merged_shapes"] == {"before": 2, "after": 1}
+    # device time measured on one side only: no device figure, never a made-up zero
+    assert relu["device_self_seconds"]["after"] is None
+    assert relu["device_self_seconds"]["delta"] is None
+    text = text_table(diff)
+    assert "by operator" in text and "aten::mm (shapes merged: 2 → 1)" in text
+
+
+def test_headless_compare_by_operator_of_two_real_runs_whose_batch_changed(tmp_path):
+    """Two real profiles of one model at batch 8 and 16: by shape every row is new or
+    gone; ``--by operator`` matches each operator on both sides."""
+    workload = Path(__file__).parent / "workloads" / "batch_mlp.py"
+    for batch in (8, 16):
+        result = torchscan(workload, "--json", tmp_path / f"b{batch}.json", "--", batch)
+        assert result.returncode == 0, result.stderr
+    pair = (tmp_path / "b8.json", tmp_path / "b16.json")
+    by_shape = torchscan("--compare", *pair, "--json", tmp_path / "shape.json")
+    assert by_shape.returncode == 0, by_shape.stderr
+    rows = json.loads((tmp_path / "shape.json").read_text())["rows"]
+    addmm = [row for row in rows if row["operator"] == "aten::addmm"]
+    assert {row["presence"] for row in addmm} == {"only_before", "only_after"}
+    by_op = torchscan("--compare", *pair, "--by", "operator", "--json", tmp_path / "op.json")
+    assert by_op.returncode == 0, by_op.stderr
+    diff = json.loads((tmp_path / "op.json").read_text())
+    addmm = [row for row in diff["rows"] if row["operator"] == "aten::addmm"]
+    assert len(addmm) == 1 and addmm[0]["presence"] == "both"
+    assert addmm[0]["calls"]["before"] == addmm[0]["calls"]["after"] == 6  # 2 layers x 3
+    assert diff["by"] == "operator"
+    refused = torchscan(workload, "--by", "operator")
+    assert refused.returncode != 0 and "--by needs --compare" in refused.stderr

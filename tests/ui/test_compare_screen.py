@@ -86,3 +86,29 @@ async def test_the_compare_header_shows_device_totals_when_a_side_has_them():
         await pilot.pause()
         header = str(app.query_one("#run-header").render())
         assert "device self 66.203 ms → 66.203 ms" in header
+
+
+async def test_o_compares_by_operator_alone_and_back():
+    """Issue 20, 15: o in the compare screen merges each side's shapes, and back."""
+    before = [make_row("aten::mm", [[8, 16]], 1, 0.004), make_row("aten::mm", [[4, 16]], 1, 0.002)]
+    after = [make_row("aten::mm", [[16, 16]], 2, 0.009)]
+    pair = ({"operators": before}, {"operators": after}, "a.json", "b.json")
+
+    def rediff(by):
+        return compare_reports(*pair, by=by)
+
+    app = create_app(diff=rediff("shape"), rediff=rediff)
+    async with app.run_test(size=(160, 24)) as pilot:
+        assert len(app.main_screen.view.rows) == 3
+        await pilot.press("o")
+        assert names(app) == ["aten::mm"]
+        line = str(app.main_screen.table.render_line(1).text)
+        assert "(shapes merged: 2 → 1)" in line and "+3.000 ms" in line
+        assert "by operator" in str(app.main_screen.query_one("#run-header").render())
+        await pilot.press("percent_sign")
+        assert app.main_screen.view.sort.key == "ratio"
+        await pilot.press("o")
+        assert len(app.main_screen.view.rows) == 3
+    plain = create_app(diff=rediff("shape"))  # no rediff: o is not offered
+    async with plain.run_test(size=(120, 24)) as pilot:
+        assert plain.main_screen.check_action("toggle_by_operator", ()) is False

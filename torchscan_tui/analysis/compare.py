@@ -1,7 +1,9 @@
 """Compare two runs (reports or traces) row by row, and gate on regressions (pure).
 
-Rows are matched on (operator, input shapes, kind). Each compare row holds the before and
-after figures, the delta and ratio of CPU and device self time and of calls, and whether
+Rows are matched on (operator, input shapes, kind), or with ``by="operator"`` on
+(operator, kind) alone, each side's shapes merged first: a model whose shapes changed
+(another batch size, sequence length or width) still compares operator by operator.
+Each compare row holds the before and after figures, the delta and ratio of CPU and device self time and of calls, and whether
 the row exists on one side only. Missing figures stay None: a row absent before has no
 ratio, and device time absent on either side has no device delta.
 """
@@ -17,6 +19,7 @@ from torchscan_tui.common.formatting import (
     format_ratio,
     format_seconds,
     format_signed_seconds,
+    shapes_text,
 )
 
 FLAT_COLUMNS = (
@@ -36,6 +39,9 @@ TOP_ROWS_GATED = 10
 PRESENCE_MARKS = {"both": "", "only_before": "gone", "only_after": "new"}
 
 COMPARE_SCHEMA = "torchscan-tui/compare"  # what ``--compare ... --json`` writes
+# What rows are matched on: "shape" (operator, input shapes, kind) or "operator" (shapes merged).
+COMPARE_BY = ("shape", "operator")
+MERGED_SHAPES = "merged_shapes"  # how many distinct input shapes a merged row stands for
 
 
 MISSING = "—"
@@ -60,9 +66,46 @@ def _delta(before: float | None, after: float | None) -> tuple[float | None, flo
     return after - before, ratio
 
 
-def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> list[dict]:
-    """One row per (operator, shapes, kind), the largest CPU self-time change first, faster
-    or slower (a -50 ms row matters more than a +38 us one)."""
+def _sum_or_none(values: list) -> float | int | None:
+    """The sum, or None when any row lacks the figure (a part-measured total is no total)."""
+    return None if any(value is None for value in values) else sum(values)
+
+
+def merge_by_operator(rows: Iterable[dict]) -> list[dict]:
+    """One row per (operator, kind): calls and self times summed over its shapes, in order
+    of first appearance. ``input_shapes`` is [] and ``merged_shapes`` says how many
+    distinct shapes were merged; per-step spreads do not survive a merge (they were per
+    shape), so a gate on merged rows compares totals."""
+    groups: dict[tuple, list[dict]] = {}
+    for row in rows:
+        groups.setdefault((row["operator"], row.get("kind", "operator")), []).append(row)
+    merged = []
+    for (operator, kind), members in groups.items():
+        merged.append(
+            {
+                "operator": operator,
+                "input_shapes": [],
+                "kind": kind,
+                MERGED_SHAPES: len({str(row["input_shapes"]) for row in members}),
+                **{
+                    name: _sum_or_none([row.get(name) for row in members])
+                    for name in ("calls", "cpu_self_seconds", "device_self_seconds")
+                },
+            }
+        )
+    return merged
+
+
+def compare_rows(
+    before_rows: Iterable[dict], after_rows: Iterable[dict], by: str = "shape"
+) -> list[dict]:
+    """One row per (operator, shapes, kind), or per (operator, kind) with ``by="operator"``,
+    the largest CPU self-time change first, faster or slower (a -50 ms row matters more
+    than a +38 us one)."""
+    if by not in COMPARE_BY:
+        raise ValueError(f"compare by {by!r}: expected one of {', '.join(COMPARE_BY)}")
+    if by == "operator":
+        before_rows, after_rows = merge_by_operator(before_rows), merge_by_operator(after_rows)
     before = {_key(row): row for row in before_rows}
     after = {_key(row): row for row in after_rows}
     rows = []
@@ -85,15 +128,17 @@ def compare_rows(before_rows: Iterable[dict], after_rows: Iterable[dict]) -> lis
             "before": old.get(PER_STEP) if old else None,
             "after": new.get(PER_STEP) if new else None,
         }
-        rows.append(
-            {
-                "operator": sample["operator"],
-                "input_shapes": sample["input_shapes"],
-                "kind": sample.get("kind", "operator"),
-                "presence": "both" if old and new else ("only_before" if old else "only_after"),
-                **figures,
-            }
-        )
+        row = {
+            "operator": sample["operator"],
+            "input_shapes": sample["input_shapes"],
+            "kind": sample.get("kind", "operator"),
+            "presence": "both" if old and new else ("only_before" if old else "only_after"),
+            **figures,
+        }
+        if by == "operator":
+            row[MERGED_SHAPES] = {side: (r or {}).get(MERGED_SHAPES) for side, r in
+                                  (("before", old), ("after", new))}  # fmt: skip
+        rows.append(row)
     rows.sort(key=lambda row: -abs(row["cpu_self_seconds"]["delta"] or 0.0))
     return rows
 
@@ -112,8 +157,11 @@ def _peak_rss(report: dict) -> float | None:
     return rss.get("value") if isinstance(rss, dict) else None
 
 
-def compare_reports(before: dict, after: dict, before_name: str, after_name: str) -> dict:
-    rows = compare_rows(before.get("operators") or [], after.get("operators") or [])
+def compare_reports(
+    before: dict, after: dict, before_name: str, after_name: str, by: str = "shape"
+) -> dict:
+    """The whole compare: rows (see :func:`compare_rows`), totals, peak RSS, ranks."""
+    rows = compare_rows(before.get("operators") or [], after.get("operators") or [], by)
     totals = {}
     for field in ("cpu_self_seconds", "device_self_seconds"):
         a = _total(rows, "before", field)
@@ -128,6 +176,7 @@ def compare_reports(before: dict, after: dict, before_name: str, after_name: str
         "schema_version": 1,
         "before": before_name,
         "after": after_name,
+        "by": by,
         "rows": rows,
         "totals": totals,
         "note": "Sums of self time compare like with like; they are not latency.",
@@ -273,6 +322,8 @@ def text_table(diff: dict, limit: int = 20) -> str:
     Deltas are signed (``+`` is slower); rows on one side only are marked gone or new.
     """
     lines = [f"{diff['before']} -> {diff['after']}"]
+    if diff.get("by") == "operator":
+        lines.append("by operator: each side's input shapes merged")
     for field, label in (("cpu_self_seconds", "CPU"), ("device_self_seconds", "device")):
         total = diff["totals"][field]
         if field == "cpu_self_seconds" or total["before"] is not None or total["after"] is not None:
@@ -309,6 +360,8 @@ def text_table(diff: dict, limit: int = 20) -> str:
 def flat_row(row: dict) -> dict:
     """A compare row as one level of fields, for CSV / Markdown / JSON export."""
     flat = {key: row[key] for key in ("operator", "input_shapes", "kind", "presence")}
+    if MERGED_SHAPES in row:  # an operator-only compare: the shapes column says so
+        flat["input_shapes"] = shapes_text(row)
     for field, prefix in (
         ("cpu_self_seconds", "cpu"),
         ("device_self_seconds", "device"),

@@ -23,6 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="compare two reports or traces: prints the largest deltas, or writes --json OUT",
     )
     parser.add_argument(
+        "--by",
+        choices=["shape", "operator"],
+        default="shape",
+        help="with --compare: match rows by operator and input shapes (default), or by "
+        "operator alone, each side's shapes merged (for a model whose shapes changed)",
+    )
+    parser.add_argument(
         "--fail-on-regression",
         type=_percentage,
         metavar="PCT",

@@ -75,7 +75,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(protect_dash_paths(ours))
     if options.compare is not None:
-        return run_compare(options.compare, options.json, options.force, options.fail_on_regression)
+        return run_compare(
+            options.compare, options.json, options.force, options.fail_on_regression, options.by
+        )
+    if options.by != "shape":
+        return fail("--by needs --compare BEFORE AFTER")
     if options.fail_on_regression is not None:
         return fail("--fail-on-regression needs --compare BEFORE AFTER")
     script = options.script

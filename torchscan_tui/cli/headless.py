@@ -181,9 +181,15 @@ def convert_profile(path: str, json_path: str, force: bool) -> int:
 
 
 def run_compare(
-    paths: Sequence[str], json_path: str | None, force: bool, percent: float | None
+    paths: Sequence[str],
+    json_path: str | None,
+    force: bool,
+    percent: float | None,
+    by: str = "shape",
 ) -> int:
-    """Headless compare: the diff as JSON or text, and the regression gate's exit code."""
+    """Headless compare: the diff as JSON or text, and the regression gate's exit code.
+
+    ``by`` matches rows by operator and shapes ("shape") or by operator ("operator")."""
     try:
         (before, before_name, _), (after, after_name, _) = (open_with_progress(p) for p in paths)
     except ReportError as exc:
@@ -193,7 +199,7 @@ def run_compare(
         if not run.get("complete", True):  # its rows undercount: the deltas will show it
             note = run.get("note") or f"{name} holds an incomplete run: its rows undercount"
             say(f"torchscan-tui: warning: {note}", err=True)
-    diff = compare_reports(before, after, before_name, after_name)
+    diff = compare_reports(before, after, before_name, after_name, by)
     if percent is not None:
         offenders, within_noise = gate(diff, percent)
         offenders = unusable_after(after, after_name) + offenders
@@ -209,7 +215,10 @@ def run_compare(
     elif has_terminal():
         from torchscan_tui.ui.app import create_app
 
-        app = create_app(diff=diff, handle_hangup=True)
+        def rediff(by: str) -> dict:  # the compare screen's o: the other matching
+            return compare_reports(before, after, before_name, after_name, by)
+
+        app = create_app(diff=diff, rediff=rediff, handle_hangup=True)
         app.run()
         if app.return_code:  # the app failed (its error is on the terminal)
             return app.return_code

@@ -55,9 +55,21 @@ def format_shapes(shapes: list) -> str:
     return format_shape(shapes)
 
 
+def shapes_text(row: dict) -> str:
+    """A row's input shapes as shown; a row of an operator-only compare, whose shapes were
+    merged, says how many on each side: ``(shapes merged: 3 → 2)``."""
+    merged = row.get("merged_shapes")
+    if merged is None:
+        return format_shapes(row["input_shapes"])
+    if isinstance(merged, dict):
+        merged = " → ".join(MISSING if merged.get(side) is None else str(merged[side])
+                            for side in ("before", "after"))  # fmt: skip
+    return f"(shapes merged: {merged})"
+
+
 def describe_row(row: dict) -> str:
     """A row's operator and input shapes on one line, safe to print (``aten::mm [[8, 4]]``)."""
-    return neutralise_controls(f"{row['operator']} {format_shapes(row['input_shapes'])}")
+    return neutralise_controls(f"{row['operator']} {shapes_text(row)}")
 
 
 def format_count(value: int | None) -> str:

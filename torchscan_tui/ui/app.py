@@ -13,7 +13,7 @@ import asyncio
 import os
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from textual.app import App, SystemCommand
@@ -102,18 +102,20 @@ def create_app(
     pending_rows: PendingRows | None = None,
     source: RunSource | None = None,
     diff: dict | None = None,
+    rediff: Callable[[str], dict] | None = None,
     traces: tuple[Path, list[Path]] | None = None,
     show_clock: bool = True,
     handle_hangup: bool = False,
 ) -> TorchscanApp:
     """The one factory the CLI and the tests use; exactly one of ``config`` (run a
     workload), ``report`` (reopen one), ``source`` (events from anywhere), ``diff``
-    (compare two profiles) or ``traces`` (a folder and its traces to pick from)."""
+    (compare two profiles; ``rediff(by)`` compares them again matched by "shape" or
+    "operator") or ``traces`` (a folder and its traces to pick from)."""
     screen: Screen
     if diff is not None:
         from torchscan_tui.ui.screens.compare_screen import CompareScreen
 
-        screen = CompareScreen(diff)
+        screen = CompareScreen(diff, rediff)
     elif traces is not None:
         from torchscan_tui.ui.screens.picker_screen import PickerScreen
 

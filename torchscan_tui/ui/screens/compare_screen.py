@@ -1,11 +1,14 @@
 """``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs after.
 
 Sorted by the size of the CPU self-time change (largest first, either way); rows found on
-one side only are marked ``new`` or ``gone``. Filter, selection and export work as on the
+one side only are marked ``new`` or ``gone``. ``o`` matches rows by operator alone (each
+side's shapes merged), and back: a model whose shapes changed still compares. Filter, selection and export work as on the
 profile screen (both are a :class:`~torchscan_tui.ui.screens.rows_screen.RowsScreen`).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.console import RenderableType
 from rich.text import Text
@@ -50,10 +53,16 @@ class CompareScreen(RowsScreen):
         HELP_BINDING,
         *FILTER_BINDINGS,
         Binding("d", "sort('delta')", "Delta", tooltip="Sort by CPU self-time delta"),
-        Binding("o", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
+        Binding("percent_sign", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
         *SELECTION_BINDINGS,
+        Binding(
+            "o",
+            "toggle_by_operator",
+            "By op",
+            tooltip="Match rows by operator alone (shapes merged), or by operator and shapes",
+        ),
         Binding("b", "chart", "Chart", tooltip="Bars: the rows that moved most"),
         Binding("e", "export_rows", "Export", tooltip="Export selected compare rows"),
         QUIT_BINDING,
@@ -61,9 +70,12 @@ class CompareScreen(RowsScreen):
     ]
     HELP_NOTES = HELP_NOTES
 
-    def __init__(self, diff: dict):
+    def __init__(self, diff: dict, rediff: Callable[[str], dict] | None = None):
+        """``rediff(by)`` compares the two runs again, matched by "shape" or "operator"
+        (None: this compare cannot be redone, and ``o`` is not offered)."""
         super().__init__()
         self.diff = diff
+        self.rediff = rediff
         self.view = RowView(
             list(diff["rows"]), sort=Sort("delta", True), sort_getters=COMPARE_SORTS
         )
@@ -76,12 +88,37 @@ class CompareScreen(RowsScreen):
         yield KeyFooter(compact=True)
 
     def on_mount(self) -> None:
-        deltas = [abs(row["cpu_self_seconds"]["delta"] or 0.0) for row in self.view.rows]
-        self.table.set_share("cpu_self_seconds", max(deltas, default=0.0) or None)
-        self.table.view_changed(rows_replaced=True)
+        self._show_rows()
         self.watch_filter_input()
         self.table.focus()
         self.render_status()
+
+    def _show_rows(self) -> None:
+        deltas = [abs(row["cpu_self_seconds"]["delta"] or 0.0) for row in self.view.rows]
+        self.table.set_share("cpu_self_seconds", max(deltas, default=0.0) or None)
+        self.table.view_changed(rows_replaced=True)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_by_operator":
+            return self.rediff is not None
+        return super().check_action(action, parameters)
+
+    def action_toggle_by_operator(self) -> None:
+        """o: compare again by operator alone, or back by operator and shapes; the filter
+        and sort stay, the selection (of rows that no longer exist) goes."""
+        if self.rediff is None:
+            return
+        by = "shape" if self.diff.get("by") == "operator" else "operator"
+        self.diff = self.rediff(by)
+        self.view.set_rows(list(self.diff["rows"]))
+        self.query_one("#run-header", Static).update(compare_heading(self.diff))
+        self._show_rows()
+        self.render_status()
+        self.notify(
+            "rows matched by operator alone, each side's shapes merged" if by == "operator"
+            else "rows matched by operator and input shapes",
+            title="Compare",
+        )  # fmt: skip
 
     def render_status(self) -> None:
         self.query_one(StatusBar).status = RowCounts(
@@ -130,6 +167,8 @@ def compare_heading(diff: dict) -> Text:
     cpu = totals["cpu_self_seconds"]
     text = Text()
     text.append(" compare ", style="bold reverse")
+    if diff.get("by") == "operator":
+        text.append(" by operator ", style="reverse")
     text.append(
         f" {neutralise_controls(str(diff['before']))} → "
         f"{neutralise_controls(str(diff['after']))}  ",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from torchscan_tui.analysis.compare import PRESENCE_MARKS, side_seconds
-from torchscan_tui.common.formatting import format_ratio, format_shapes, format_signed_seconds
+from torchscan_tui.common.formatting import format_ratio, format_signed_seconds, shapes_text
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.widgets.operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
 
@@ -39,7 +39,7 @@ class CompareTable(OperatorTable, inherit_bindings=False):
         return {
             "presence": PRESENCE_MARKS.get(row["presence"], ""),
             "operator": neutralise_controls(row["operator"]),
-            "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
+            "shapes": neutralise_controls(shapes_text(row)),
             "before": side_seconds(row, "cpu_self_seconds", "before"),
             "after": side_seconds(row, "cpu_self_seconds", "after"),
             "delta": format_signed_seconds(cpu["delta"]),
