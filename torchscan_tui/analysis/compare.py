@@ -2,10 +2,11 @@
 
 Rows are matched on (operator, input shapes, kind), or with ``by="operator"`` on
 (operator, kind) alone, each side's shapes merged first: a model whose shapes changed
-(another batch size, sequence length or width) still compares operator by operator.
-Each compare row holds the before and after figures, the delta and ratio of CPU and device self time and of calls, and whether
-the row exists on one side only. Missing figures stay None: a row absent before has no
-ratio, and device time absent on either side has no device delta.
+(another batch size, sequence length or width) still compares operator by operator. Each
+compare row holds the before and after figures, the delta and ratio of CPU and device
+self time and of calls, and whether the row exists on one side only. Missing figures
+stay None: a row absent before has no ratio, and device time absent on either side has
+no device delta.
 """
 
 from __future__ import annotations

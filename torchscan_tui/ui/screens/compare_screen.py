@@ -1,9 +1,11 @@
-"""``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs after.
+"""``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs
+after.
 
-Sorted by the size of the CPU self-time change (largest first, either way); rows found on
-one side only are marked ``new`` or ``gone``. ``o`` matches rows by operator alone (each
-side's shapes merged), and back: a model whose shapes changed still compares. Filter, selection and export work as on the
-profile screen (both are a :class:`~torchscan_tui.ui.screens.rows_screen.RowsScreen`).
+Sorted by the size of the CPU self-time change (largest first, either way); rows found
+on one side only are marked ``new`` or ``gone``. ``o`` matches rows by operator alone
+(each side's shapes merged), and back: a model whose shapes changed still compares.
+Filter, selection and export work as on the profile screen (both are a
+:class:`~torchscan_tui.ui.screens.rows_screen.RowsScreen`).
 """
 
 from __future__ import annotations
