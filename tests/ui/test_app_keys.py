@@ -622,3 +622,22 @@ async def test_selection_keys_a_and_shift_a_and_escape_twice(wait):
         await pilot.press("e")
         notes = " ".join(str(note.render()) for note in app.screen.query(".export-note"))
         assert "hidden by the filter" in notes
+
+
+async def test_h_hides_the_noise_rows_and_says_so(wait):
+    """Issue 20, 12: one key hides [memory] rows and views; the status line says so."""
+    rows = [
+        make_row("aten::mm", [[8, 8]], 1, 0.002),
+        make_row("[memory]", [], 3, 0.0, kind="memory"),
+        make_row("aten::view", [[8, 8]], 5, 0.001),
+    ]
+    app = create_app(source=ReplaySource(recorded_events(rows)), show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        await pilot.press("h")
+        assert visible_names(app) == ["aten::mm"]
+        assert "noise hidden (h)" in status_text(app)
+        await pilot.press("slash", "h")  # h is a character in the filter box
+        assert app.query_one("#filter-input", Input).value == "h"
+        await pilot.press("ctrl+u", "escape", "h")
+        assert len(visible_names(app)) == 3 and "noise hidden" not in status_text(app)

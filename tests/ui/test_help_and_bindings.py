@@ -128,3 +128,19 @@ async def test_the_compare_screen_and_the_kernel_view_list_their_actions_in_the_
         for name in ("Back", "Filter", "Total", "Mean", "Export"):
             assert any(title.startswith(f"{name}: ") for title in titles), name
         assert not any(title.startswith("CPU: ") for title in titles)  # not this screen's
+
+
+async def test_the_palette_shows_brackets_in_an_actions_text_literally():
+    """The noise key's text names ``[memory]`` rows: the palette must not read it as markup."""
+    app = _compare_app()
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"noise")
+        options = app.screen.query_one("CommandList")
+        for _ in range(40):  # the palette searches in a worker
+            await pilot.pause(0.05)
+            if options.option_count:
+                break
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        assert any("[memory] rows" in prompt for prompt in prompts), prompts

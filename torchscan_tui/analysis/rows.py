@@ -9,6 +9,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 from torchscan_tui.analysis.filtering import Filter, FilterError, RowIndex, parse_filter
+from torchscan_tui.analysis.noise import without_noise
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.sorting import ROW_SORTS, Sort, SortOrders, ValueOf
 
@@ -26,6 +27,7 @@ class RowView:
     sort: Sort = field(default_factory=Sort)
     selected: set[int] = field(default_factory=set)
     visible: list[int] = field(default_factory=list)
+    hide_noise: bool = False  # leave out [memory] rows and view-only operators (.noise)
 
     index: RowIndex = field(default_factory=RowIndex)
     sort_getters: dict[str, ValueOf] | None = None  # sort key -> value; None: report rows
@@ -40,6 +42,9 @@ class RowView:
             indices = list(range(len(self.rows)))
         else:
             indices = self.filter.select(self.index)
+        if self.hide_noise:
+            self.index.index_some()
+            indices = without_noise(indices, self.index.names, self.index.kinds)
         if self.sort.key == "rank":
             self.visible = indices if self.sort.descending else indices[::-1]
         else:
@@ -63,7 +68,7 @@ class RowView:
         self.rows.extend(new_rows)
         self.index.add(new_rows)
         self._orders = SortOrders(self.rows, self._orders.getters)
-        if self.filter.empty and self.sort == Sort():
+        if self.filter.empty and self.sort == Sort() and not self.hide_noise:
             self.visible.extend(range(start, len(self.rows)))
         else:
             self.refresh()
@@ -91,6 +96,10 @@ class RowView:
             raise
         self.refresh()
         return self.visible != before
+
+    def set_hide_noise(self, hide: bool) -> None:
+        self.hide_noise = hide
+        self.refresh()
 
     def set_sort(self, sort: Sort) -> None:
         self.sort = sort

@@ -28,6 +28,7 @@ from torchscan_tui.ui.screens.rows_screen import (
     FILTER_BINDINGS,
     HELP_BINDING,
     LEAVE_BINDING,
+    NOISE_BINDING,
     QUIT_BINDING,
     SELECTION_BINDINGS,
     RowsScreen,
@@ -58,6 +59,7 @@ class CompareScreen(RowsScreen):
         Binding("percent_sign", "sort('ratio')", "Ratio", tooltip="Sort by after/before ratio"),
         Binding("g", "sort('device')", "Device", tooltip="Sort by device self-time delta"),
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by change in calls"),
+        NOISE_BINDING,
         *SELECTION_BINDINGS,
         Binding(
             "o",
@@ -130,6 +132,7 @@ class CompareScreen(RowsScreen):
             filter_text=self.view.filter.text,
             sort_label=self.view.sort.describe(),
             selected=len(self.view.selected),
+            noise_hidden=self.view.hide_noise,
         )
 
     def action_sort(self, key: str) -> None:

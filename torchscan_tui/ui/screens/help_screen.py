@@ -26,8 +26,8 @@ class HelpScreen(ModalScreen[None]):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
-        for key, meaning in self.keys:
-            table.add_row(key, meaning)
+        for key, meaning in self.keys:  # Text: "[memory]" in a meaning is not markup
+            table.add_row(Text(key), Text(meaning))
         with VerticalScroll(id="help-dialog"):
             yield Static(Text("Keys", style="bold"))
             yield Static(table)

@@ -41,6 +41,7 @@ from torchscan_tui.ui.screens.rows_screen import (
     FILTER_BINDINGS,
     HELP_BINDING,
     LEAVE_BINDING,
+    NOISE_BINDING,
     SELECTION_BINDINGS,
     RowsScreen,
 )
@@ -85,6 +86,7 @@ class ProfileScreen(RowsScreen):
         Binding("n", "sort('calls')", "Calls", tooltip="Sort by call count"),
         Binding("m", "sort('bytes')", "Bytes", tooltip="Sort by CPU net bytes"),
         Binding("s", "sort('rank')", "Rank", show=False, tooltip="The report's rank order"),
+        NOISE_BINDING,
         *SELECTION_BINDINGS,
         Binding("b", "chart", "Chart", tooltip="Bars: where the self time goes"),
         Binding("k", "kernels", "Kernels", tooltip="Device work by kernel and launching op"),
@@ -306,6 +308,7 @@ class ProfileScreen(RowsScreen):
             filter_text=self.view.filter.text,
             sort_label=self.view.sort.describe(),
             selected=len(self.view.selected),
+            noise_hidden=self.view.hide_noise,
             message=self._status_message,
             ended=state.outcome is not None,
         )

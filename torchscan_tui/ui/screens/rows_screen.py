@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import work
 from textual.app import SystemCommand
 from textual.binding import Binding
+from textual.markup import escape as escape_markup
 from textual.screen import Screen
 from textual.widgets import Input
 
 from torchscan_tui.analysis.filtering import FilterError
+from torchscan_tui.analysis.noise import NOISE_DESCRIPTION
 from torchscan_tui.analysis.rows import RowView
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.export import COLUMNS, export_rows, format_for
@@ -52,6 +54,13 @@ FILTER_BINDINGS = [
         priority=True,
     ),  # fmt: skip
 ]
+NOISE_BINDING = Binding(
+    "h",
+    "toggle_noise",
+    "Noise",
+    show=False,
+    tooltip="Hide or show [memory] rows and view-only operators",
+)
 SELECTION_BINDINGS = [
     Binding("space", "toggle_select", "Select", tooltip="Select or unselect the row"),
     Binding(
@@ -153,6 +162,17 @@ class RowsScreen(Screen[None]):
         """Escape: leave the filter."""
         if self.typing():
             self.set_focus(self.table)
+
+    def action_toggle_noise(self) -> None:
+        """h: hide the noise rows (see :mod:`torchscan_tui.analysis.noise`), or show them."""
+        self.view.set_hide_noise(not self.view.hide_noise)
+        self.table.view_changed()
+        self.render_status()
+        self.notify(
+            f"hidden: {NOISE_DESCRIPTION}; h shows them" if self.view.hide_noise
+            else "every row shows again",
+            title="Noise",
+        )  # fmt: skip
 
     # Selection ------------------------------------------------------------------------
 
@@ -268,8 +288,9 @@ def binding_commands(screen: Screen) -> Iterable[SystemCommand]:
         if name in PALETTE_SKIPS or not screen.check_action(name, ()):
             continue
         keys = key_names(screen, binding)
+        # The palette reads titles as markup: "[memory]" in a text would vanish.
         yield SystemCommand(
-            f"{binding.description}: {binding.tooltip}",
-            f"keys: {keys}" if "," in binding.key else f"key: {keys}",
+            escape_markup(f"{binding.description}: {binding.tooltip}"),
+            escape_markup(f"keys: {keys}" if "," in binding.key else f"key: {keys}"),
             partial(screen.run_action, binding.action),
         )

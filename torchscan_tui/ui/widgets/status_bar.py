@@ -23,6 +23,7 @@ class RowCounts:
     filter_text: str = ""
     sort_label: str = "rank"
     selected: int = 0
+    noise_hidden: bool = False
     message: str = ""
     ended: bool = False
 
@@ -35,6 +36,8 @@ def status_text(status: RowCounts) -> Text:
     text.append(f" · sort {status.sort_label}")
     if status.filter_text:
         text.append(f" · filter “{neutralise_controls(status.filter_text)}”")
+    if status.noise_hidden:
+        text.append(" · noise hidden (h)")
     text.append(f" · limit {status.row_limit if status.row_limit is not None else 'none'}")
     if status.message:
         text.append(f" · {neutralise_controls(status.message)}", style="italic")
