@@ -343,13 +343,8 @@ class ProfileScreen(RowsScreen):
             self.action_clear_selection()
 
     def action_sort(self, key: str) -> None:
-        if key == "device" and not has_device_time(self.view.rows):
-            self.notify(
-                "No device time in this run: it was not measured (CPU-only profile, or the "
-                "profiler lacks CUDA support). Rows stay in their current order.",
-                title="Cannot sort by device time",
-                severity="warning",
-            )
+        if key == "device" and not self.table.has_device_time():
+            self.key_g()
             return
         self.view.set_sort(self.view.sort.toggled(key))
         self._render_table()
@@ -512,6 +507,7 @@ class ProfileScreen(RowsScreen):
         through a whole report's loading, and the screen paints nothing meanwhile.
         """
         available = tuple(self.check_action(action, ()) for action in VARIABLE_ACTIONS)
+        available += (self.table.has_device_time(),)
         if available != self._available_actions:
             if self._available_actions is not None:  # the footer composed with these
                 self.refresh_bindings()
@@ -527,6 +523,8 @@ class ProfileScreen(RowsScreen):
             return bool(state.trace_path) and os.path.exists(state.trace_path or "")
         if action == "save_report":
             return state.report is not None
+        if action == "sort" and parameters == ("device",):
+            return self.table.has_device_time()
         if action == "kernels":
             return bool(state.kernels)
         if action == "ranks":
@@ -549,6 +547,17 @@ class ProfileScreen(RowsScreen):
         else:
             why = "this run or file has no Chrome trace"
         self.notify(f"No trace to export: {why}.", title="t", severity="warning")
+
+    def key_g(self) -> None:
+        """g on a run without device time (its key hidden from the footer): say why."""
+        if self.typing():
+            return
+        self.notify(
+            "No device time in this run: it was not measured (CPU-only profile, or the "
+            "profiler lacks CUDA support). Rows stay in their current order.",
+            title="Cannot sort by device time",
+            severity="warning",
+        )
 
     def key_r(self) -> None:
         if not self.typing() and not self.source.rerunnable:
@@ -579,9 +588,14 @@ class ProfileScreen(RowsScreen):
 
 
 def _self_time_totals(context: dict) -> str:
-    """``Σ CPU self 12.345 ms``: the sum over every row, a denominator, never a latency."""
-    total = context.get("cpu_self_seconds_sum")
-    return "" if total is None else f"Σ CPU self {format_seconds(total)}"
+    """``Σ CPU self 12.345 ms  Σ device self 3.210 ms``: sums over every row, the shares'
+    denominators, never a latency (device only where it was measured)."""
+    parts = []
+    for field, label in (("cpu_self_seconds_sum", "CPU"), ("device_self_seconds_sum", "device")):
+        total = context.get(field)
+        if total is not None:
+            parts.append(f"Σ {label} self {format_seconds(total)}")
+    return "  ".join(parts)
 
 
 def _ranks_line(context: dict, shown: int | None) -> str:

@@ -46,17 +46,28 @@ class Column:
     drop_order: int = 0  # columns with a higher drop order go first when space is short
 
 
+# Columns by priority: when the width is short, the highest drop order goes first (the
+# bar, then the row number, time per call, bytes, calls, the share); the operator, the
+# shapes, the CPU time and the sorted column always stay.
 COLUMNS = (
-    Column("mark", "", 1, drop_order=0),
-    Column("rank", "#", 5, "right", drop_order=3),
-    Column("operator", "operator", 0, weight=5, min_width=16),
-    Column("shapes", "input shapes", 0, weight=6, min_width=14),
-    Column("calls", "calls", 7, "right", drop_order=2),
+    Column("mark", "", 1),
+    Column("rank", "#", 5, "right", drop_order=6),
+    Column("operator", "operator", 0, weight=6, min_width=24),
+    Column("shapes", "input shapes", 0, weight=5, min_width=14),
+    Column("calls", "calls", 7, "right", drop_order=3),
     Column("cpu", "CPU self", 11, "right"),
     Column("device", "device self", 11, "right"),
-    Column("bytes", "net bytes", 10, "right", drop_order=1),
-    Column("share", "share", 10, drop_order=4),
+    Column("percent", "%", 6, "right", drop_order=2),
+    Column("per_call", "per call", 10, "right", drop_order=5),
+    Column("bytes", "net bytes", 10, "right", drop_order=4),
+    Column("share", "share", 10, drop_order=7),
 )
+# The share and per-call columns follow the time field the table divides (CPU, or device
+# when sorted by it): their titles say which.
+FIELD_TITLES = {
+    "cpu_self_seconds": {"percent": "CPU %", "per_call": "CPU/call"},
+    "device_self_seconds": {"percent": "dev %", "per_call": "dev/call"},
+}
 # What a sorted column's title becomes when the arrow would not fit beside the whole title.
 SHORT_TITLES = {"device self": "device", "net bytes": "bytes", "CPU self": "CPU"}
 
@@ -83,30 +94,43 @@ MOVEMENT_BINDINGS = [
 ]
 LINE_CACHE_SIZE = 4000
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
+FIELD_SORT = {"cpu_self_seconds": "cpu", "device_self_seconds": "device"}
 
 
 @lru_cache(maxsize=64)
-def layout_columns(width: int, all_columns: tuple = COLUMNS) -> tuple[tuple[Column, int], ...]:
+def layout_columns(
+    width: int,
+    all_columns: tuple = COLUMNS,
+    keep: frozenset[str] = frozenset(),
+    hidden: frozenset[str] = frozenset(),
+) -> tuple[tuple[Column, int], ...]:
     """Columns and widths that fit ``width`` cells, dropping the least needed first.
 
-    Cached: every line of every repaint asks for the same width."""
-    columns = list(all_columns)
+    ``keep``: columns never dropped (the sorted one); ``hidden``: columns left out (the
+    device column of a run without device time), their width going to the names.
+    Cached: every line of every repaint asks for the same few layouts."""
+    columns = [column for column in all_columns if column.key not in hidden]
     while True:
         fixed = sum(column.width for column in columns) + len(columns) - 1
         flexible = [column for column in columns if column.width == 0]
         spare = width - fixed
-        droppable = [column for column in columns if column.drop_order]
+        droppable = [column for column in columns if column.drop_order and column.key not in keep]
         if spare >= sum(column.min_width for column in flexible) or not droppable:
             break
         columns.remove(max(droppable, key=lambda column: column.drop_order))
     spare = max(spare, len(flexible))
+    # Each flexible column gets its minimum first (the operator's name before the
+    # shapes), then the rest by weight.
+    floor = sum(column.min_width for column in flexible)
+    extra = max(spare - floor, 0) if spare >= floor else 0
     total_weight = sum(column.weight for column in flexible)
     widths, given = [], 0
     for column in columns:
         if column.width:
             widths.append((column, column.width))
             continue
-        share = spare * column.weight // total_weight
+        base = column.min_width if spare >= floor else spare * column.weight // total_weight
+        share = base + extra * column.weight // total_weight
         widths.append((column, share))
         given += share
     if flexible and given < spare:  # rounding: the last flexible column takes the rest
@@ -174,6 +198,10 @@ class OperatorTable(ScrollView, can_focus=True):
         # Painted lines by (row id, cursor/selected state, width, focus): frames that only
         # move the cursor or follow another widget's change reuse them.
         self._lines: dict[tuple, Strip] = {}
+        # Whether any row has device time, from the rows scanned so far (rows stream in).
+        self._device_seen = False
+        self._device_scanned = 0
+        self._layout: tuple = ()
 
     # Attributes down ------------------------------------------------------------------
 
@@ -181,6 +209,35 @@ class OperatorTable(ScrollView, can_focus=True):
         """Drop cached cells and lines (rows replaced, share column or styles changed)."""
         self._cells.clear()
         self._lines.clear()
+        self._device_seen, self._device_scanned = False, 0
+
+    def has_device_time(self) -> bool:
+        """Whether any row has device time; rows are scanned once each, as they arrive."""
+        rows = self.view.rows
+        if not self._device_seen and self._device_scanned < len(rows):
+            self._device_seen = any(
+                row.get("device_self_seconds") is not None for row in rows[self._device_scanned :]
+            )
+            self._device_scanned = len(rows)
+        return self._device_seen
+
+    def hidden_columns(self) -> frozenset[str]:
+        """The device column, while no row has device time (a CPU run): its width goes to
+        the names."""
+        return frozenset() if self.has_device_time() else frozenset({"device"})
+
+    def layout(self) -> tuple[tuple[Column, int], ...]:
+        """The columns shown now: by width, the sorted column kept, device time or not."""
+        key = self.view.sort.key
+        keep = frozenset() if key == "rank" else frozenset({self.SORT_COLUMNS.get(key, "")})
+        if key in ("cpu", "device"):  # their share and per-call follow them
+            keep |= {"percent", "per_call"}
+        width = self.scrollable_content_region.width
+        layout = layout_columns(width, self.TABLE_COLUMNS, keep, self.hidden_columns())
+        if layout is not self._layout:  # painted lines hold the old columns
+            self._layout = layout
+            self._lines.clear()
+        return layout
 
     def view_changed(self, *, rows_replaced: bool = False) -> None:
         """The view's rows, filter or sort changed: resize, clamp the cursor, repaint."""
@@ -275,9 +332,10 @@ class OperatorTable(ScrollView, can_focus=True):
     def sort_key_at(self, x: int) -> str | None:
         """The sort key of the column whose title is at ``x`` (None: not a sortable one)."""
         start = 0
-        layout = layout_columns(self.scrollable_content_region.width, self.TABLE_COLUMNS)
-        for column, width in layout:
+        for column, width in self.layout():
             if start <= x < start + width:
+                if column.key in ("percent", "per_call"):  # they follow a time field
+                    return FIELD_SORT.get(self.share_field)
                 return self.SORT_COLUMNS.get(column.key)
             start += width + 1  # the space between columns
         return None
@@ -299,6 +357,7 @@ class OperatorTable(ScrollView, can_focus=True):
         value = row.get(self.share_field)
         if self.share_total and value is not None:
             share = value / self.share_total
+        calls = row["calls"]
         return {
             "rank": str(row_id + 1),
             "operator": neutralise_controls(row["operator"]),
@@ -307,6 +366,8 @@ class OperatorTable(ScrollView, can_focus=True):
             "cpu": format_seconds(row["cpu_self_seconds"]),
             "device": format_seconds(row["device_self_seconds"]),
             "bytes": format_bytes(row["cpu_net_bytes"]),
+            "percent": MISSING if share is None else f"{share:.1%}",
+            "per_call": MISSING if value is None or not calls else format_seconds(value / calls),
             "share": share,
         }
 
@@ -315,8 +376,9 @@ class OperatorTable(ScrollView, can_focus=True):
         sort = self.view.sort
         arrow = "↓" if sort.descending else "↑"
         texts = []
+        titles = FIELD_TITLES.get(self.share_field, {})
         for column, column_width in layout:
-            title = column.title
+            title = titles.get(column.key, column.title)
             if self.SORT_COLUMNS.get(column.key) == sort.key and sort.key != "rank":
                 title = sorted_title(title, arrow, column_width)
             texts.append(fit(title, column_width, column.align))
@@ -343,7 +405,7 @@ class OperatorTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        layout = layout_columns(width, self.TABLE_COLUMNS)
+        layout = self.layout()
         if y == 0:
             return self._header_strip(layout, width)
         position = int(self.scroll_offset.y) + y - 1

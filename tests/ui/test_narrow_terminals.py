@@ -1,0 +1,95 @@
+"""Issue 20, 10 and 16: share and time per call as columns, columns that adapt by priority
+(the operator and the sorted column always show; a CPU run's empty device column gives
+its width to the names), and a footer of whole keys, the most used first."""
+
+from __future__ import annotations
+
+import pytest
+from replay import make_row, replay_source, sample_rows
+
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.widgets.key_footer import KEY_PRIORITY
+from torchscan_tui.ui.widgets.run_header import RunHeader
+
+LONG = "aten::_native_multi_head_attention"  # 34 characters
+
+
+def header_line(app) -> str:
+    return str(app.main_screen.table.render_line(0).text)
+
+
+def line(app, y: int) -> str:
+    return str(app.main_screen.table.render_line(y).text)
+
+
+def footer_keys(app) -> list[str]:
+    return [key.action for key in app.main_screen.query("FooterKey")
+            if not key.has_class("-command-palette")]  # fmt: skip
+
+
+async def run(app, pilot, wait):
+    await wait(pilot)
+    await pilot.pause()
+
+
+async def test_share_and_time_per_call_are_columns_and_follow_the_sorted_field(wait):
+    app = create_app(source=replay_source(rows=sample_rows(with_device=True)), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await run(app, pilot, wait)
+        title = header_line(app)
+        assert "CPU %" in title and "CPU/call" in title
+        first = line(app, 1)  # aten::addmm: 12 calls, 4.2 ms of 13.2 ms
+        assert "31.8%" in first and "350.0 µs" in first
+        await pilot.press("g")  # by device time: the share and per call follow it
+        title = header_line(app)
+        assert "dev %" in title and "dev/call" in title
+        assert "Σ device self" in str(app.query_one(RunHeader).render())
+
+
+async def test_at_80_columns_a_cpu_run_gives_the_device_column_to_the_names(wait):
+    rows = [make_row(LONG, [[8, 64, 128]], 6, 0.002), make_row("aten::mm", [[8, 8]], 2, 0.001)]
+    app = create_app(source=replay_source(rows=rows), show_clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run(app, pilot, wait)
+        title = header_line(app)
+        assert "device" not in title and "CPU self" in title
+        widths = {column.key: width for column, width in app.main_screen.table.layout()}
+        assert widths["operator"] >= 24  # was 14 before the device column gave way
+        await pilot.press("m")  # the sorted column always shows, narrow or not
+        assert "bytes ↓" in header_line(app)
+        await pilot.press("n")
+        assert "calls ↓" in header_line(app)
+        assert "g" not in [key.key for key in app.main_screen.query("FooterKey")]
+        await pilot.press("g")  # hidden from the footer, and says why
+        await pilot.pause()
+        assert any("No device time" in n.message for n in app._notifications)
+
+
+@pytest.mark.parametrize("width", [60, 80, 120, 200])
+async def test_the_footer_shows_whole_keys_the_most_used_first(wait, width):
+    app = create_app(source=replay_source(rows=sample_rows(with_device=True)), show_clock=False)
+    async with app.run_test(size=(width, 24)) as pilot:
+        await run(app, pilot, wait)
+        keys = list(app.main_screen.query("FooterKey"))
+        assert keys, "no footer keys"
+        right = max(key.region.right for key in keys if not key.has_class("-command-palette"))
+        palette = [key for key in keys if key.has_class("-command-palette")]
+        assert right <= palette[0].region.x  # no key runs under the palette key
+        for key in keys:  # each key whole: its label fits its region
+            assert key.region.width >= len(key.key_display), key.description
+        actions = footer_keys(app)
+        ranked = [a for a in actions if a in KEY_PRIORITY]
+        assert ranked == sorted(ranked, key=KEY_PRIORITY.index)
+        assert actions[:2] == ["focus_filter", "help"]
+
+
+async def test_the_footer_follows_a_resize(wait):
+    app = create_app(source=replay_source(rows=sample_rows(with_device=True)), show_clock=False)
+    async with app.run_test(size=(200, 24)) as pilot:
+        await run(app, pilot, wait)
+        wide = len(footer_keys(app))
+        await pilot.resize_terminal(60, 24)
+        await pilot.pause(0.1)
+        await pilot.pause()
+        narrow = len(footer_keys(app))
+        assert 2 <= narrow < wide
