@@ -641,3 +641,36 @@ async def test_h_hides_the_noise_rows_and_says_so(wait):
         assert app.query_one("#filter-input", Input).value == "h"
         await pilot.press("ctrl+u", "escape", "h")
         assert len(visible_names(app)) == 3 and "noise hidden" not in status_text(app)
+
+
+async def test_r_keeps_the_last_result_dimmed_and_x_returns_to_it(wait, until):
+    """Issue 20, 17: r kept nothing on screen until the new rows came, and x then left
+    "no rows". Now the last result stays, dimmed, and a cancel goes back to it."""
+    source = replay_source()
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await wait(pilot)
+        screen = app.main_screen
+        first_rows = list(screen.view.rows)
+        assert style_of(screen.table.render_line(2)).dim is not True
+        full_events = source.events
+        source.events = [e for e in full_events if not isinstance(e, RowsReceived)]
+        source.hold = threading.Event()
+        await pilot.press("r")
+        await until(pilot, lambda: source.holding.is_set() and screen.state.phase == "receiving")
+        assert screen.view.rows == first_rows and screen.table.stale
+        assert style_of(screen.table.render_line(2)).dim  # the rows shown are the last run's
+        assert "the last result, dimmed" in status_text(app)
+        await pilot.press("x")
+        await wait(pilot, runs=2)
+        assert screen.state.phase == "cancelled"
+        assert screen.view.rows == first_rows and not screen.table.stale
+        assert "8 of 8 grouped operators" in status_text(app)
+        assert "the last result: this run was cancelled" in status_text(app)
+        new_rows = RowsReceived([make_row("aten::new_op", [[1]], 1, 0.001)])
+        source.events = [e for e in full_events[:-1] if not isinstance(e, RowsReceived)]
+        source.events += [new_rows, full_events[-1]]
+        source.hold = None
+        await pilot.press("r")
+        await wait(pilot, runs=3)
+        assert visible_names(app) == ["aten::new_op"] and not screen.table.stale

@@ -114,6 +114,10 @@ class ProfileScreen(RowsScreen):
         self._status_message = ""
         self.shown_rank: int | None = None  # in a multi-rank session: whose rows (None: all)
         self._all_ranks_rows: list = []  # the cross-rank rows while one rank's are shown
+        # The last run that ended with rows (its rows and context): r keeps it on screen,
+        # dimmed, until the new run's rows come, and x or a failure goes back to it.
+        self._last_good: tuple[list, dict] | None = None
+        self._showing_last = False
 
     @property
     def source(self) -> RunSource:
@@ -165,7 +169,14 @@ class ProfileScreen(RowsScreen):
 
     def start_run(self) -> None:
         self._status_message = ""
-        self.view.set_rows([])
+        self._showing_last = self._last_good is not None
+        if self._last_good is not None:
+            self.view.set_rows(list(self._last_good[0]))
+            self._status_message = "the last result, dimmed, until this run's rows come"
+        else:
+            self.view.set_rows([])
+        self.shown_rank = None
+        self.table.stale = self._showing_last
         self.driver.restart()
         self.query_one(LogPane).reset()
         self._render_all(rows_replaced=True)
@@ -211,18 +222,35 @@ class ProfileScreen(RowsScreen):
             return
         if batch.more:  # the rest once waiting keys and a frame have had their turn
             self.set_timer(DRAIN_AGAIN_S, self._drain)
+        replaced = False
         with self.app.batch_update():
-            if batch.rows:
+            if batch.rows and self._showing_last:  # this run's first rows: the last
+                self._showing_last = self.table.stale = False  # result gives way
+                self._status_message = ""
+                self.view.set_rows(list(batch.rows))
+                replaced = True
+            elif batch.rows:
                 self.view.extend(batch.rows)
             log_lines = self.state.take_pending_log()
             if log_lines:
                 self.query_one(LogPane).add_lines(log_lines, self.state.log.dropped)
-            self._render_all(rows_replaced=False)
+            self._render_all(rows_replaced=replaced)
         if batch.finished:
             self._run_ended()
 
     def _run_ended(self) -> None:
         self._status_message = ""  # "cancelling…" is over: the header says how it ended
+        if self._showing_last:  # no row came: back to the last result, as it was
+            self._showing_last = self.table.stale = False
+            if self.state.outcome == "done":  # a run that found no rows: that is the news
+                self._last_good = None
+                self.view.set_rows([])
+            elif self._last_good is not None:
+                self.state.context = {**self._last_good[1], **self.state.context}
+                self._status_message = f"the last result: this run was {self.state.outcome}"
+            self._render_all(rows_replaced=True)
+        elif self.state.outcome == "done" and self.view.rows:
+            self._last_good = (self.view.rows, self.state.context)
         self.render_status()
         for message, title, severity, timeout in self.driver.end_notices():
             self.notify(message, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]

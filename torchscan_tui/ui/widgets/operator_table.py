@@ -159,6 +159,8 @@ class OperatorTable(ScrollView, can_focus=True):
     BINDINGS = [*MOVEMENT_BINDINGS, Binding("enter", "activate", "Details", show=True)]
 
     cursor = reactive(0, always_update=True)
+    # The rows are the last run's, kept on screen while a new run has sent none yet.
+    stale = reactive(False)
     TABLE_COLUMNS: tuple[Column, ...] = COLUMNS
     SORT_COLUMNS: dict[str, str] = SORT_COLUMN
 
@@ -384,6 +386,11 @@ class OperatorTable(ScrollView, can_focus=True):
             texts.append(fit(title, column_width, column.align))
         return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
 
+    def watch_stale(self) -> None:
+        self._line_styles.clear()
+        self._lines.clear()
+        self.refresh()
+
     def notify_style_update(self) -> None:
         self._line_styles.clear()
         self._lines.clear()
@@ -395,7 +402,7 @@ class OperatorTable(ScrollView, can_focus=True):
         key = (state, self.has_focus)
         styles = self._line_styles.get(key)
         if styles is None:
-            base = self.rich_style
+            base = self.rich_style + Style(dim=True) if self.stale else self.rich_style
             if state != "plain":
                 base = base + self.get_component_rich_style(f"operator-table--{state}")
             missing = base + self.get_component_rich_style("operator-table--missing")
