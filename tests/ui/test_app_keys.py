@@ -674,3 +674,23 @@ async def test_r_keeps_the_last_result_dimmed_and_x_returns_to_it(wait, until):
         await pilot.press("r")
         await wait(pilot, runs=3)
         assert visible_names(app) == ["aten::new_op"] and not screen.table.stale
+
+
+async def test_report_notes_show_once_in_a_warning_line(wait):
+    """Issue 20, 18: the report's notes were only inside each row's detail pane."""
+    notes = [
+        {"code": "cuda_activity_unsupported", "message": "CUDA time is unavailable: [b]no[/b]"},
+        {"code": "processes_not_profiled", "message": "2 DataLoader workers ran unprofiled"},
+    ]
+    app = create_app(source=replay_source(diagnostics=notes), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait(pilot)
+        line = app.main_screen.query_one("#notes-line")
+        assert line.display
+        text = str(line.render())
+        assert "cuda_activity_unsupported: CUDA time is unavailable: [b]no[/b]" in text
+        assert "+1 more note" in text
+    plain = create_app(source=replay_source(), show_clock=False)
+    async with plain.run_test(size=(160, 30)) as pilot:
+        await wait(pilot)
+        assert not plain.main_screen.query_one("#notes-line").display

@@ -50,6 +50,7 @@ from torchscan_tui.ui.widgets.detail_pane import DetailPane
 from torchscan_tui.ui.widgets.filter_bar import FilterBar
 from torchscan_tui.ui.widgets.key_footer import KeyFooter
 from torchscan_tui.ui.widgets.log_pane import LogPane
+from torchscan_tui.ui.widgets.notes_line import NotesLine
 from torchscan_tui.ui.widgets.operator_table import OperatorTable
 from torchscan_tui.ui.widgets.rss_panel import RssFigures, RssPanel
 from torchscan_tui.ui.widgets.run_header import Heading, RunHeader
@@ -140,6 +141,7 @@ class ProfileScreen(RowsScreen):
 
     def compose(self) -> ComposeResult:
         yield RunHeader(id="run-header")
+        yield NotesLine(id="notes-line")
         yield RssPanel(id="rss-panel")
         yield FilterBar(id="filter-bar")
         yield OperatorTable(self.view, id="operator-table")
@@ -299,6 +301,10 @@ class ProfileScreen(RowsScreen):
     def _render_all(self, rows_replaced: bool = False) -> None:
         state = self.state
         self._render_header()
+        self.query_one(NotesLine).notes = tuple(
+            (str(note.get("code", "note")), str(note.get("message", "")))
+            for note in state.diagnostics
+        )
         self.query_one(RssPanel).figures = RssFigures(
             rss=state.rss,
             status=state.rss_status,
