@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, torchscan
@@ -164,3 +166,37 @@ def test_the_installed_command_points_at_a_callable_main():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)  # fmt: skip
     assert done.returncode == 0 and done.stdout.startswith("usage: torchscan-tui")
+
+
+def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
+    """Issue 20, 11: headless on a terminal rewrites its progress line with the sampled
+    RSS while run 1 of 2 goes on (a log gets a plain line per phase, tested elsewhere)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    master, slave = pty.openpty()
+    workload = Path(__file__).parent / "workloads" / "slow_start.py"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchscan_tui", str(workload), "--json", str(tmp_path / "r.json")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=slave,
+    )
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:  # EIO: the other side closed
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    assert process.wait(timeout=120) == 0
+    text = b"".join(chunks).decode(errors="replace")
+    assert "run 1 of 2, the whole script for peak RSS" in text
+    assert re.search(r"RSS now \d+\.\d MiB sampled\)", text), text
+    assert "\x1b[1A\r\x1b[K" in text  # rewritten in place, not a line per sample

@@ -62,11 +62,14 @@ def test_the_log_keeps_its_newest_lines_and_counts_the_rest():
     assert state.take_pending_log() == []
 
 
-def test_the_phase_says_which_step_of_the_window_is_running():
+def test_the_phase_says_which_run_of_two_and_which_step_of_the_window_is_running():
+    """Issue 20, 11: the script runs twice; each phase says which run it is."""
     state = RunState()
+    state.apply(PhaseChanged("measuring"))
+    assert state.phase_label() == "run 1 of 2, the whole script for peak RSS"
     state.apply(PhaseChanged("profiling"))
-    assert state.phase_label() == "profiling"
+    assert state.phase_label() == "run 2 of 2, the profile"
     state.apply(PhaseChanged("profiling", 3, 6))
-    assert state.phase_label() == "profiling (step 3 of 6)"
+    assert state.phase_label() == "run 2 of 2, the profile: step 3 of 6"
     state.apply(PhaseChanged("aggregating"))
-    assert state.phase_label() == "profiling (grouping events)"
+    assert state.phase_label() == "run 2 of 2, the profile: grouping its events"

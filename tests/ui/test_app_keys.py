@@ -10,7 +10,13 @@ from replay import ReplaySource, make_row, recorded_events, replay_source, sampl
 from textual import events
 from textual.widgets import Input
 
-from torchscan_tui.run.events import ProfileMeta, RowsReceived
+from torchscan_tui.run.events import (
+    PhaseChanged,
+    ProfileMeta,
+    RowsReceived,
+    RssSampled,
+    RunFinished,
+)
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
 from torchscan_tui.ui.screens.help_screen import HelpScreen
@@ -694,3 +700,25 @@ async def test_report_notes_show_once_in_a_warning_line(wait):
     async with plain.run_test(size=(160, 30)) as pilot:
         await wait(pilot)
         assert not plain.main_screen.query_one("#notes-line").display
+
+
+async def test_while_the_workload_runs_its_live_rss_and_run_one_of_two_show(until):
+    """Issue 20, 11: the sampled RSS beside its sparkline (labelled, with its axis) and
+    which of the two runs is going, before the kernel's figure exists."""
+    mib = 2**20
+    events = [PhaseChanged("measuring")]
+    events += [RssSampled(0.5 * i, (100 + 20 * i) * mib) for i in range(1, 5)]
+    events += [RssSampled(2.5, 150 * mib), RunFinished("cancelled", "cancelled", {}, False)]
+    source = ReplaySource(events, hold=threading.Event())
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(120, 30)) as pilot:
+        screen = app.main_screen
+        await until(pilot, lambda: source.holding.is_set() and not screen.pump)
+        await pilot.pause()
+        figures = str(screen.query_one("#rss-figures").render())
+        assert "now 150.0 MiB, highest so far 180.0 MiB (sampled from /proc" in figures
+        assert str(screen.query_one("#rss-range").render()).strip() == "120.0 MiB–180.0 MiB"
+        assert str(screen.query_one("#rss-span").render()).strip() == "0–2.5 s"
+        header = str(screen.query_one("#run-header").render())
+        assert "run 1 of 2, the whole script for peak RSS" in header
+        await pilot.press("x")

@@ -29,6 +29,7 @@ from torchscan_tui.cli.output import (
     say,
 )
 from torchscan_tui.cli.progress_line import ProgressLine
+from torchscan_tui.common.formatting import format_bytes
 from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
 from torchscan_tui.formats.atomic import (
     DestinationExists,
@@ -45,15 +46,11 @@ from torchscan_tui.formats.report import (
 )
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
-from torchscan_tui.run.events import OutputLine, PhaseChanged, RunFinished
+from torchscan_tui.run.events import OutputLine, PhaseChanged, RssSampled, RunFinished
+from torchscan_tui.run.phases import RUN_PHASES, phase_words
 from torchscan_tui.run.session import Session
 
-PROGRESS_PHASES = {
-    "measuring": "run 1 of 2, the whole script for peak RSS",
-    "loading": "run 2 of 2, the profile: loading the script",
-    "profiling": "run 2 of 2, the profile",
-    "aggregating": "grouping the profile's events",
-}
+RSS_PROGRESS_INTERVAL_S = 0.5
 
 
 def run_headless(
@@ -70,27 +67,34 @@ def run_headless(
         return fail(str(exc))
 
     started = time.monotonic()
-    progress = {"last": "", "on_screen": False}  # the last progress said; still the last line?
+    # The last progress said, whether it is still the last line, when the RSS was last said.
+    progress = {"last": "", "on_screen": False, "rss_said": 0.0}
     in_place = sys.stderr.isatty()
+
+    def say_progress(what: str, extra: str = "") -> None:
+        # On a terminal the progress line is rewritten in place until the workload
+        # prints; in a log each is a plain line.
+        if in_place and progress["on_screen"]:
+            sys.stderr.write("\x1b[1A\r\x1b[K")
+        say(f"torchscan-tui: {what} ({time.monotonic() - started:.1f} s{extra})", err=True)
+        progress.update(last=what, on_screen=True)
 
     def show(event) -> None:
         if isinstance(event, OutputLine):
             print(event.text, file=sys.stderr, flush=True)
             progress["on_screen"] = False
-        elif isinstance(event, PhaseChanged) and event.phase in PROGRESS_PHASES:
-            what = PROGRESS_PHASES[event.phase]
-            if event.phase == "measuring" and config.rss_steps is not None:
-                what = f"run 1 of 2, the script for peak RSS up to its step {config.rss_steps}"
+        elif isinstance(event, PhaseChanged) and event.phase in RUN_PHASES:
+            what = phase_words(event.phase, config.rss_steps) or event.phase
             if event.step is not None:
                 what += f": step {event.step} of {event.steps}"
-            if what == progress["last"]:
-                return
-            # On a terminal the progress line is rewritten in place until the workload
-            # prints; in a log each is a plain line.
-            if in_place and progress["on_screen"]:
-                sys.stderr.write("\x1b[1A\r\x1b[K")
-            say(f"torchscan-tui: {what} ({time.monotonic() - started:.1f} s)", err=True)
-            progress.update(last=what, on_screen=True)
+            if what != progress["last"]:
+                say_progress(what)
+        elif isinstance(event, RssSampled) and in_place and progress["on_screen"]:
+            # The live RSS, on a terminal only (a log gets no line per sample), twice a second.
+            now = time.monotonic()
+            if now - progress["rss_said"] >= RSS_PROGRESS_INTERVAL_S:
+                progress["rss_said"] = now
+                say_progress(progress["last"], f", RSS now {format_bytes(event.rss_bytes)} sampled")
 
     session = Session(replace(config, private_trace=False), show)
     finished: list[RunFinished] = []

@@ -20,16 +20,14 @@ from torchscan_tui.run.events import (
     RssSampled,
     RunFinished,
 )
+from torchscan_tui.run.phases import RUN_PHASES
 
 RUNNING_PHASES = frozenset(
     {"starting", "measuring", "profiling", "aggregating", "receiving", "tracing"}
 )
 PHASE_LABELS = {
     "starting": "starting",
-    "measuring": "running the workload for peak RSS",
-    "profiling": "profiling",
-    "loading": "profiling (loading the script)",
-    "aggregating": "profiling (grouping events)",
+    **RUN_PHASES,  # "run 1 of 2, the whole script for peak RSS", ...
     "receiving": "receiving rows",
     "tracing": "writing the trace",
     "done": "done",
@@ -73,11 +71,11 @@ class RunState:
     step: tuple[int, int | None] | None = None  # (steps done, of how many) while profiling
 
     def phase_label(self) -> str:
-        """What the header says of the phase: ``profiling (step 3 of 6)`` in a window."""
+        """What the header says of the phase: ``run 2 of 2, the profile: step 3 of 6``."""
         label = PHASE_LABELS.get(self.phase, self.phase)
         if self.step is not None and self.phase == "profiling":
             done, of = self.step
-            label += f" (step {done} of {of})" if of else f" (step {done})"
+            label += f": step {done} of {of}" if of else f": step {done}"
         return label
 
     @property

@@ -2,6 +2,9 @@
 
 The big number is the kernel's high-water mark (wait4 ru_maxrss). The sparkline is
 sampled from /proc while the child ran and is approximate: the two are labelled apart.
+While the workload runs, the latest sample and the highest so far stand in the figure's
+place (labelled as samples), and the sparkline has its axis: the RSS range it spans on
+the left, the seconds on the right.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.reactive import reactive
 from textual.widgets import Sparkline, Static
 
@@ -44,7 +47,13 @@ def figures_text(figures: RssFigures) -> Text:
     text.append("Peak RSS ", style="bold")
     if rss is None:
         text.append(MISSING, style="bold")
-        if figures.pending:
+        if figures.pending and figures.samples:
+            now, highest = figures.samples[-1][1], max(value for _, value in figures.samples)
+            text.append(f"  now {format_bytes(now)}", style="bold magenta")
+            text.append(f", highest so far {format_bytes(highest)}", style="magenta")
+            text.append(" (sampled from /proc; the kernel's peak once the workload exits)",
+                        style="dim")  # fmt: skip
+        elif figures.pending:
             text.append("  (kernel figure once the workload exits)", style="dim")
         else:
             text.append("  (not measured: no RSS figure for this run or file)", style="dim")
@@ -79,12 +88,26 @@ class RssPanel(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static(id="rss-figures")
-        yield Sparkline([], id="rss-sparkline")
+        with Horizontal(id="rss-curve"):
+            yield Static(id="rss-range")
+            yield Sparkline([], id="rss-sparkline")
+            yield Static(id="rss-span")
 
     def watch_figures(self, figures: RssFigures) -> None:
         self.query_one("#rss-figures", Static).update(figures_text(figures))
         samples = figures.samples
+        self.query_one("#rss-curve").display = len(samples) > 1
+        if len(samples) <= 1:
+            return
+        low, high = curve_range(samples)
+        self.query_one("#rss-range", Static).update(Text(low + "–" + high + " ", style="dim"))
+        self.query_one("#rss-span", Static).update(Text(f" 0–{samples[-1][0]:.1f} s", style="dim"))
         sparkline = self.query_one("#rss-sparkline", Sparkline)
-        sparkline.display = len(samples) > 1
         sparkline.data = [float(value) for _, value in samples]
         sparkline.tooltip = "sampled RSS (approximate, /proc); the peak above is the kernel's"
+
+
+def curve_range(samples: tuple) -> tuple[str, str]:
+    """The sparkline's axis: its lowest and highest sample (the bars span that range)."""
+    values = [value for _, value in samples]
+    return format_bytes(min(values)), format_bytes(max(values))
