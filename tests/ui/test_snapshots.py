@@ -5,13 +5,16 @@ Deterministic: a recorded event stream, fixed sizes, and no clock on screen.
 
 from __future__ import annotations
 
-from replay import replay_source
+from replay import replay_source, sample_rows
 
+from torchscan_tui.analysis.diagnostics import worker_processes_not_profiled
 from torchscan_tui.ui.app import create_app
 
 from .conftest import wait_for_run
 
 NOTE = {"code": "cuda_activity_unsupported", "message": "CUDA time is unavailable: no CUPTI."}
+# A note a device run can have: made by the real diagnostics module, not written here.
+WORKERS_NOTE = worker_processes_not_profiled()
 
 
 def _app(**kwargs):
@@ -28,7 +31,25 @@ def test_main_screen(snap_compare):
 
 
 def test_main_screen_narrow(snap_compare):
+    """80x24, a CPU run: no device column, the names get its width, whole footer keys."""
     assert snap_compare(_app(), terminal_size=(80, 24), run_before=_finished)
+
+
+def test_main_screen_narrow_device_run_sorted_by_bytes(snap_compare):
+    """80x24, a device run with a report note: the warning line, the sorted column kept."""
+
+    async def sort_by_bytes(pilot):
+        await _finished(pilot)
+        await pilot.press("m")
+
+    app = _app(rows=sample_rows(with_device=True), device="cuda", diagnostics=[WORKERS_NOTE])
+    assert snap_compare(app, terminal_size=(80, 24), run_before=sort_by_bytes)
+
+
+def test_main_screen_wide(snap_compare):
+    """200x60, a device run: every column, share and time per call, the whole footer."""
+    app = _app(rows=sample_rows(with_device=True), device="cuda", diagnostics=[WORKERS_NOTE])
+    assert snap_compare(app, terminal_size=(200, 60), run_before=_finished)
 
 
 def test_detail_pane(snap_compare):

@@ -18,7 +18,7 @@ from textual.widgets import Footer
 # order. "activate" is the table's enter (details).
 KEY_PRIORITY = (
     "focus_filter", "help", "sort('cpu')", "sort('delta')", "sort('device')",
-    "toggle_select", "export_rows", "activate", "quit", "dismiss_screen", "back",
+    "toggle_select", "export_rows", "quit", "activate", "dismiss_screen", "back",
 )  # fmt: skip
 PALETTE_CLASS = "-command-palette"
 
