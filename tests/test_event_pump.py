@@ -4,7 +4,13 @@ settle, a damaged part ending the run with the rows before it (no Textual here).
 from __future__ import annotations
 
 from torchscan_tui.formats.report import decode_report, dumps_report, new_report
-from torchscan_tui.run.events import PhaseChanged, RowsReceived, RowTextsReceived, RunFinished
+from torchscan_tui.run.events import (
+    PhaseChanged,
+    RowsReceived,
+    RowsReplaced,
+    RowTextsReceived,
+    RunFinished,
+)
 from torchscan_tui.ui.event_pump import EventPump
 
 
@@ -91,3 +97,17 @@ def test_a_damaged_part_ends_the_run_and_drops_the_rest():
     batch = pump.take(damaged)
     assert batch.rows == [] and [e.message for e in batch.events] == ["damaged"]
     assert "row 11" in said[0] and not pump
+
+
+def test_rows_replaced_takes_the_place_of_the_rows_before_it_in_the_batch():
+    """Issue 19: a rank job's cross-rank rows replace the ranks' own, streamed before."""
+    pump = EventPump(clock=FakeClock())
+    pump.push(RowsReceived([row("r0 own")]))
+    batch = pump.take(never_damaged)
+    assert [r["operator"] for r in batch.rows] == ["r0 own"] and not batch.replace
+    pump.push(RowsReceived([row("r1 own")]))
+    pump.push(RowsReplaced([row("cross")]))
+    pump.push(RunFinished("done", "ok", {}, True))
+    batch = pump.take(never_damaged)
+    assert [r["operator"] for r in batch.rows] == ["cross"] and batch.replace
+    assert batch.finished

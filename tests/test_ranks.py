@@ -193,3 +193,34 @@ def test_multi_node_options_pass_through_to_torchrun(tmp_path):
               "--rdzv-id", "pass-through"]  # fmt: skip
     assert command[3:11] == passed
     assert "--standalone" not in command and len(report["ranks"]["per_rank"]) == 2
+
+
+def test_a_torchrun_jobs_rows_stream_in_per_rank_while_the_job_runs(tmp_path):
+    """Issue 19, 1: each rank's rows, tagged with its rank, reach the session while the
+    job still runs (rank 1 works 4 s longer than rank 0); once every rank is done the
+    cross-rank rows replace them."""
+    import time
+
+    from torchscan_tui.run.config import RunConfig
+    from torchscan_tui.run.events import RowsReceived, RowsReplaced, RunFinished
+    from torchscan_tui.run.session import Session
+
+    seen: list[tuple[float, object]] = []
+    config = RunConfig(script=str(WORKLOADS / "rank_slow_tail.py"), nproc_per_node=2,
+                       warmup=0, steps=2, private_trace=False)  # fmt: skip
+    session = Session(config, lambda event: seen.append((time.monotonic(), event)))
+    try:
+        finished = session.run()
+    finally:
+        session.cleanup()
+    assert finished.outcome == "done", finished.message
+    end = next(at for at, event in seen if isinstance(event, RunFinished))
+    live = [(at, event) for at, event in seen if isinstance(event, RowsReceived)]
+    ranks_seen = {row["rank"] for _, event in live for row in event.rows}
+    assert ranks_seen == {0, 1}
+    first_rank0 = min(at for at, event in live if event.rows[0]["rank"] == 0)
+    assert end - first_rank0 > 2.0  # rank 0's rows came while rank 1 still worked
+    replaced = [event for _, event in seen if isinstance(event, RowsReplaced)]
+    assert len(replaced) == 1 and replaced[0].rows
+    assert all("rank" not in row and "ranks" in row for row in replaced[0].rows)
+    assert finished.report["operators"] == replaced[0].rows

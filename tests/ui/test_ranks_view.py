@@ -76,3 +76,57 @@ async def test_r_shows_one_ranks_rows_and_back_and_a_save_keeps_the_session(tmp_
     saved = load_report(tmp_path / "s.json")
     assert all("ranks" in row for row in saved["operators"])  # the session, not rank 1's
     assert len(saved["ranks"]["per_rank"]) == 2
+
+
+async def test_a_jobs_rank_rows_stream_in_tagged_then_the_cross_rank_rows_replace_them(until):
+    """Issue 19, 1: while a torchrun job runs each rank's rows show as they come, marked
+    with their rank; once every rank is done the cross-rank rows take their place."""
+    import threading
+
+    from replay import ReplaySource
+
+    from torchscan_tui.run.events import (
+        PhaseChanged,
+        ProfileMeta,
+        RowsReceived,
+        RowsReplaced,
+        RunFinished,
+    )
+
+    session = _session()
+    own = [{**make_row("aten::mm", [[2]], 1, 0.001), "rank": 0},
+           {**make_row("aten::mm", [[2]], 1, 0.009), "rank": 1}]  # fmt: skip
+    events = [
+        PhaseChanged("profiling"),
+        ProfileMeta({"ranks": 2, "ranks_streaming": True}, [], {}, None, []),
+        RowsReceived(own[:1]),
+        RowsReceived(own[1:]),
+        ProfileMeta(session["context"], [], {}, None, []),
+        RowsReplaced(session["operators"]),
+        RunFinished("done", "2 ranks", session, True),
+    ]
+
+    class HeldWhileRanksRun(ReplaySource):
+        """Holds after the ranks' own rows, before the job's end (the cross-rank rows)."""
+
+        def run(self, emit):
+            for event in self.events[:4]:
+                emit(event)
+            self.holding.set()
+            self.hold.wait(30)
+            for event in self.events[4:]:
+                emit(event)
+
+    source = HeldWhileRanksRun(events, hold=threading.Event())
+    app = create_app(source=source, show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        screen = app.main_screen
+        await until(pilot, lambda: source.holding.is_set() and not screen.pump)
+        lines = [str(screen.table.render_line(y).text) for y in (1, 2)]
+        assert "r0 aten::mm" in lines[0] and "r1 aten::mm" in lines[1]
+        header = str(app.query_one("#run-header").render())
+        assert "each rank's rows as it sends them" in header
+        source.hold.set()
+        await wait_for_run(pilot)
+        assert [row["operator"] for row in screen.view.rows] == ["aten::mm", "gloo:all_reduce"]
+        assert "rank 1 is 80% slower" in str(app.query_one("#run-header").render())

@@ -54,6 +54,14 @@ class RowsReceived(NamedTuple):
     rows: list
 
 
+class RowsReplaced(NamedTuple):
+    """These rows take the place of every row received so far: a torchrun job's
+    cross-rank rows, once every rank is done, replace the ranks' own rows streamed live
+    (each tagged with its ``rank``)."""
+
+    rows: list
+
+
 class RowTextsReceived(NamedTuple):
     """Rows still as JSON text (a reopened report's, after its first page).
 
@@ -79,6 +87,7 @@ Event = (
     | RssMeasured
     | ProfileMeta
     | RowsReceived
+    | RowsReplaced
     | RowTextsReceived
     | RunFinished
 )

@@ -30,6 +30,7 @@ from torchscan_tui.run.events import (
     PhaseChanged,
     ProfileMeta,
     RowsReceived,
+    RowsReplaced,
     RssMeasured,
     RssSampled,
     RunFinished,
@@ -37,8 +38,10 @@ from torchscan_tui.run.events import (
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import apply_meta, read_messages
+from torchscan_tui.run.rank_tail import RankTail
 
 MAX_STORED_SAMPLES = 240
+RANK_POLL_S = 0.2  # how often a torchrun job's rank channel files are looked at
 STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
 _TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
 
@@ -318,10 +321,14 @@ class Session:
         return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
 
     def _profile_ranks(self, folder: str) -> RunFinished:
-        """Every rank profiled under torchrun; one multi-rank report once the job ends."""
+        """Every rank profiled under torchrun: each rank's rows and steps passed on live as
+        its worker writes them (tagged with its rank), then one multi-rank report once the
+        job ends, whose cross-rank rows replace them."""
         from torchscan_tui.formats.ranks import multi_rank_report
 
         script = self.config.script
+        nproc = self.config.nproc_per_node or 0
+        self._emit(ProfileMeta({"ranks": nproc, "ranks_streaming": True}, [], {}, None, []))
         try:
             job = self._start(
                 MeasuredCommand(
@@ -335,14 +342,21 @@ class Session:
             return self._finish("failed", f"could not start torchrun: {exc}", False)
         if job is None:
             return self._finish("cancelled", "cancelled before profiling started", False)
+        job_over = threading.Event()
+        streaming = threading.Thread(
+            target=self._stream_ranks, args=(folder, nproc, job_over), daemon=True
+        )
+        streaming.start()
         try:
             result = job.wait()
         except RuntimeError as exc:
             return self._launcher_silent("profiling started", f"{script}: torchrun: {exc}")
+        finally:
+            job_over.set()
+            streaming.join()
         self.report["run"]["profile_status"] = result.status.to_dict()
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
-        nproc = self.config.nproc_per_node or 0
         reports, problems = read_ranks(folder, nproc)
         if reports:
             combined = multi_rank_report(reports)
@@ -350,7 +364,7 @@ class Session:
                 self.report[key] = combined.get(key)  # type: ignore[literal-required]
             self._emit(ProfileMeta(self.report["context"], self.report["diagnostics"],
                                    {}, None, []))  # fmt: skip
-            self._emit(RowsReceived(self.report["operators"]))
+            self._emit(RowsReplaced(self.report["operators"]))
         if problems or not result.status.ok:
             said = "; ".join(problems) or self._rank_failure() or "the job failed"
             return self._finish(
@@ -361,6 +375,32 @@ class Session:
             )
         return self._finish("done", f"{nproc} ranks, {len(self.report['operators'])} rows "
                                     f"from {script}", True)  # fmt: skip
+
+    def _stream_ranks(self, folder: str, nproc: int, job_over: threading.Event) -> None:
+        """While the job runs: each rank's rows (tagged ``rank``) as its worker writes
+        them, and the step the slowest rank has reached; a last look once it has ended."""
+        tail = RankTail(folder, nproc)
+        steps: dict[int, int] = {}
+        said: tuple | None = None
+        try:
+            while True:
+                over = job_over.wait(RANK_POLL_S)
+                for rank, message in tail.poll():
+                    kind = message["type"]
+                    if kind == "rows":
+                        for row in message["rows"]:
+                            row["rank"] = rank
+                        self._emit(RowsReceived(message["rows"]))
+                    elif kind == "phase" and message.get("step") is not None:
+                        steps[rank] = message["step"]
+                        slowest = min(steps.get(r, 0) for r in range(nproc))
+                        if (slowest, message.get("steps")) != said:
+                            said = (slowest, message.get("steps"))
+                            self._emit(PhaseChanged("profiling", *said))
+                if over:
+                    return
+        finally:
+            tail.close()
 
     def _rank_failure(self) -> str | None:
         """Which rank failed, how, and its last error (from torchrun's report); None when

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from torchscan_tui.common.gcpause import GcBurst, freeze_long_lived
 from torchscan_tui.common.memory import return_free_memory
-from torchscan_tui.run.events import RowsReceived, RowTextsReceived, RunFinished
+from torchscan_tui.run.events import RowsReceived, RowsReplaced, RowTextsReceived, RunFinished
 
 MAX_EVENTS_PER_BATCH = 5000
 # Events are taken for at most this long at a time (rows sent as text are decoded then),
@@ -36,11 +36,14 @@ Damaged = Callable[[str], RunFinished]
 @dataclass
 class Batch:
     """Events to apply at once. ``rows``: every row among them, in order, for one extend
-    of the view; ``events``: the others; ``more``: events are left for a moment later."""
+    of the view; ``replace``: they replace the view's rows instead (a RowsReplaced came,
+    and the rows before it in the batch went with it); ``events``: the others; ``more``:
+    events are left for a moment later."""
 
     events: list = field(default_factory=list)
     rows: list = field(default_factory=list)
     more: bool = False
+    replace: bool = False
 
     @property
     def finished(self) -> bool:
@@ -100,6 +103,8 @@ class EventPump:
                     event = damaged(str(exc))
             if isinstance(event, RowsReceived):
                 batch.rows.extend(event.rows)
+            elif isinstance(event, RowsReplaced):
+                batch.rows, batch.replace = list(event.rows), True
             else:
                 batch.events.append(event)
             if inbox and self._clock() > deadline:

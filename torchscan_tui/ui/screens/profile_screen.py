@@ -226,8 +226,10 @@ class ProfileScreen(RowsScreen):
             self.set_timer(DRAIN_AGAIN_S, self._drain)
         replaced = False
         with self.app.batch_update():
-            if batch.rows and self._showing_last:  # this run's first rows: the last
-                self._showing_last = self.table.stale = False  # result gives way
+            if batch.replace or (batch.rows and self._showing_last):
+                # this run's first rows (the last result gives way), or rows that take
+                # the place of all before them (a rank job's cross-rank rows)
+                self._showing_last = self.table.stale = False
                 self._status_message = ""
                 self.view.set_rows(list(batch.rows))
                 replaced = True
@@ -637,6 +639,11 @@ def _ranks_line(context: dict, shown: int | None) -> str:
     ranks = context.get("ranks")
     if not ranks:
         return ""
+    if context.get("ranks_streaming"):
+        return (
+            f"{ranks} ranks: each rank's rows as it sends them (r0, r1, ...), the "
+            "cross-rank view once every rank is done"
+        )
     line = f"{ranks} ranks" if shown is None else f"rank {shown} of {ranks} (R: others)"
     straggler = context.get("straggler")
     return f"{line}: {straggler}" if straggler else line

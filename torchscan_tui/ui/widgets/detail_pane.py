@@ -66,6 +66,9 @@ class DetailPane(VerticalScroll):
             return
         table = _Fields()
         table.add_row("operator", neutralise_controls(row["operator"]))
+        if isinstance(row.get("rank"), int):  # a rank's own row, streamed while the job ran
+            table.add_row("rank", f"{row['rank']} (its own row; the cross-rank view replaces "
+                                  "these once every rank is done)")  # fmt: skip
         table.add_row("kind", KIND_LABELS.get(row.get("kind"), str(row.get("kind"))))
         table.add_row("input shapes", neutralise_controls(format_shapes(row["input_shapes"])))
         table.add_row("calls", format_count(row["calls"]))

@@ -140,6 +140,13 @@ def layout_columns(
     return tuple(widths)
 
 
+def operator_label(row: dict) -> str:
+    """The operator as the table shows it: a rank's own row streamed live is marked with
+    its rank (``r1 aten::mm``); the cross-rank rows that replace them are not."""
+    rank = row.get("rank")
+    return f"r{rank} {row['operator']}" if isinstance(rank, int) else row["operator"]
+
+
 def fit(text: str, width: int, align: str) -> str:
     if len(text) > width:
         return text[: max(width - 1, 0)] + "…" if width > 0 else ""
@@ -362,7 +369,7 @@ class OperatorTable(ScrollView, can_focus=True):
         calls = row["calls"]
         return {
             "rank": str(row_id + 1),
-            "operator": neutralise_controls(row["operator"]),
+            "operator": neutralise_controls(operator_label(row)),
             "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
             "calls": format_count(row["calls"]),
             "cpu": format_seconds(row["cpu_self_seconds"]),

@@ -1,0 +1,68 @@
+"""Follow each rank's channel file while a torchrun job runs (no torch here).
+
+torchrun starts the ranks, so no pipe of ours reaches them: each rank's worker appends
+its channel messages to ``rank-R.channel`` in the run's private folder (see
+``worker/rank.py``). :class:`RankTail` reads what each file has gained since the last
+look, whole lines only (a line still being written waits for its end), so the session
+can pass each rank's rows and steps on while the job runs, instead of all at its end.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from torchscan_tui.run.protocol import NotAMessage, decode
+
+READ_CHUNK = 1 << 20
+
+
+class RankTail:
+    """Each rank's new messages, as ``(rank, message)`` pairs, a look at a time."""
+
+    def __init__(self, folder: str, nproc: int):
+        self.folder = Path(folder)
+        self.nproc = nproc
+        self._fds: dict[int, int] = {}
+        self._partial: dict[int, bytes] = {}
+
+    def _fd(self, rank: int) -> int | None:
+        fd = self._fds.get(rank)
+        if fd is None:
+            try:  # the rank creates its file when it starts: not there yet, look later
+                fd = os.open(self.folder / f"rank-{rank}.channel", os.O_RDONLY)
+            except FileNotFoundError:
+                return None
+            self._fds[rank] = fd
+        return fd
+
+    def poll(self) -> list[tuple[int, dict]]:
+        """The messages every rank has finished writing since the last poll, in order per
+        rank. Lines that are no message are skipped; a forged one comes as ``invalid``."""
+        found: list[tuple[int, dict]] = []
+        for rank in range(self.nproc):
+            fd = self._fd(rank)
+            if fd is None:
+                continue
+            parts = [self._partial.pop(rank, b"")]
+            while chunk := os.read(fd, READ_CHUNK):
+                parts.append(chunk)
+            complete, _, rest = b"".join(parts).rpartition(b"\n")
+            if rest:
+                self._partial[rank] = rest
+            for line in complete.split(b"\n"):
+                if not line:
+                    continue
+                try:
+                    message = decode(line)
+                except NotAMessage as exc:
+                    message = {"type": "invalid", "problem": str(exc)}
+                except ValueError:
+                    continue
+                found.append((rank, message))
+        return found
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
