@@ -58,15 +58,30 @@ def read_rank_channel(path: Path) -> tuple[dict, dict | None]:
     return report, terminal
 
 
+CHANNEL_NAME = re.compile(r"^rank-(\d+)\.channel$")
+
+
+def rank_channels(folder: str | Path) -> dict[int, Path]:
+    """The rank channel files in ``folder``, by rank. Ranks are torchrun's global
+    ``RANK``: on the second node of a job they start at ``--nproc-per-node``, not 0."""
+    found = {}
+    for name in os.listdir(folder):
+        match = CHANNEL_NAME.match(name)
+        if match:
+            found[int(match.group(1))] = Path(folder) / name
+    return dict(sorted(found.items()))
+
+
 def read_ranks(folder: str, nproc: int) -> tuple[dict[int, tuple[Path, dict]], list[str]]:
-    """Every rank's report (with its own peak RSS), and what went wrong on which rank."""
+    """This node's ranks' reports (each with its own peak RSS), and what went wrong on
+    which rank; ``nproc``: the ranks this node started."""
     reports: dict[int, tuple[Path, dict]] = {}
     problems: list[str] = []
-    for rank in range(nproc):
-        channel = Path(folder) / f"rank-{rank}.channel"
-        if not channel.exists():
-            problems.append(f"rank {rank}: never started its profile")
-            continue
+    channels = rank_channels(folder)
+    if len(channels) < nproc:
+        missing = nproc - len(channels)
+        problems.append(f"{missing} of this node's {nproc} ranks never started a profile")
+    for rank, channel in channels.items():
         report, terminal = read_rank_channel(channel)
         if terminal is None:
             problems.append(f"rank {rank}: ended without a complete result")

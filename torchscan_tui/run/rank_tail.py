@@ -2,9 +2,10 @@
 
 torchrun starts the ranks, so no pipe of ours reaches them: each rank's worker appends
 its channel messages to ``rank-R.channel`` in the run's private folder (see
-``worker/rank.py``). :class:`RankTail` reads what each file has gained since the last
-look, whole lines only (a line still being written waits for its end), so the session
-can pass each rank's rows and steps on while the job runs, instead of all at its end.
+``worker/rank.py``; R is the global rank). :class:`RankTail` reads what each file has
+gained since the last look, whole lines only (a line still being written waits for its
+end), so the session can pass each rank's rows and steps on while the job runs, instead
+of all at its end.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from torchscan_tui.run.distributed import rank_channels
 from torchscan_tui.run.protocol import NotAMessage, decode
 
 READ_CHUNK = 1 << 20
@@ -20,30 +22,24 @@ READ_CHUNK = 1 << 20
 class RankTail:
     """Each rank's new messages, as ``(rank, message)`` pairs, a look at a time."""
 
-    def __init__(self, folder: str, nproc: int):
+    def __init__(self, folder: str):
         self.folder = Path(folder)
-        self.nproc = nproc
         self._fds: dict[int, int] = {}
         self._partial: dict[int, bytes] = {}
 
-    def _fd(self, rank: int) -> int | None:
-        fd = self._fds.get(rank)
-        if fd is None:
-            try:  # the rank creates its file when it starts: not there yet, look later
-                fd = os.open(self.folder / f"rank-{rank}.channel", os.O_RDONLY)
-            except FileNotFoundError:
-                return None
-            self._fds[rank] = fd
-        return fd
+    @property
+    def ranks(self) -> list[int]:
+        """The ranks whose files have been found (each rank creates its file at start)."""
+        return sorted(self._fds)
 
     def poll(self) -> list[tuple[int, dict]]:
         """The messages every rank has finished writing since the last poll, in order per
         rank. Lines that are no message are skipped; a forged one comes as ``invalid``."""
+        for rank, path in rank_channels(self.folder).items():
+            if rank not in self._fds:
+                self._fds[rank] = os.open(path, os.O_RDONLY)
         found: list[tuple[int, dict]] = []
-        for rank in range(self.nproc):
-            fd = self._fd(rank)
-            if fd is None:
-                continue
+        for rank, fd in self._fds.items():
             parts = [self._partial.pop(rank, b"")]
             while chunk := os.read(fd, READ_CHUNK):
                 parts.append(chunk)

@@ -379,7 +379,7 @@ class Session:
     def _stream_ranks(self, folder: str, nproc: int, job_over: threading.Event) -> None:
         """While the job runs: each rank's rows (tagged ``rank``) as its worker writes
         them, and the step the slowest rank has reached; a last look once it has ended."""
-        tail = RankTail(folder, nproc)
+        tail = RankTail(folder)
         steps: dict[int, int] = {}
         said: tuple | None = None
         try:
@@ -393,7 +393,10 @@ class Session:
                         self._emit(RowsReceived(message["rows"]))
                     elif kind == "phase" and message.get("step") is not None:
                         steps[rank] = message["step"]
-                        slowest = min(steps.get(r, 0) for r in range(nproc))
+                        started = tail.ranks
+                        slowest = (
+                            min(steps.get(r, 0) for r in started) if len(started) >= nproc else 0
+                        )
                         if (slowest, message.get("steps")) != said:
                             said = (slowest, message.get("steps"))
                             self._emit(PhaseChanged("profiling", *said))
