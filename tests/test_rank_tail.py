@@ -21,12 +21,12 @@ def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(tmp_path):
     tail = RankTail(str(tmp_path))
     assert tail.poll() == []  # no rank has started
     rows = encode({"type": "rows", "rows": [make_row("aten::mm", [[2, 2]], 1, 0.001)]})
-    _append(tmp_path / "rank-0.channel", encode({"type": "phase", "phase": "profiling",
+    _append(tmp_path / "rank-0.local-0.channel", encode({"type": "phase", "phase": "profiling",
                                                  "step": 1, "steps": 2}))  # fmt: skip
-    _append(tmp_path / "rank-0.channel", rows[:10])  # a line still being written
+    _append(tmp_path / "rank-0.local-0.channel", rows[:10])  # a line still being written
     assert [(rank, m["type"]) for rank, m in tail.poll()] == [(0, "phase")]
-    _append(tmp_path / "rank-1.channel", b"noise from the workload\n" + rows)
-    _append(tmp_path / "rank-0.channel", rows[10:])
+    _append(tmp_path / "rank-1.local-1.channel", b"noise from the workload\n" + rows)
+    _append(tmp_path / "rank-0.local-0.channel", rows[10:])
     found = tail.poll()
     assert sorted((rank, m["type"]) for rank, m in found) == [(0, "rows"), (1, "rows")]
     assert found[0][1]["rows"][0]["operator"] == "aten::mm"
@@ -37,13 +37,13 @@ def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(tmp_path):
 def test_a_second_nodes_ranks_are_found_by_their_global_rank(tmp_path):
     """On node 1 of a 2-node job (2 ranks a node) the ranks are 2 and 3, not 0 and 1."""
     for rank in (2, 3):
-        path = tmp_path / f"rank-{rank}.channel"
+        path = tmp_path / f"rank-{rank}.local-{rank - 2}.channel"
         _append(path, encode({"type": "rows", "rows": [make_row("aten::mm", [[2]], 1, 0.001)]}))
         _append(path, encode({"type": "done", "rows": 1}))
-        (tmp_path / f"rank-{rank}.rss").write_text(str(100 * 2**20))
+        (tmp_path / f"local-{rank - 2}.rss").write_text(str(100 * 2**20 * (rank - 1)))
     reports, problems = read_ranks(str(tmp_path), 2)
     assert problems == [] and sorted(reports) == [2, 3]
-    assert reports[3][1]["totals"]["process_peak_rss"]["value"] == 100 * 2**20
-    os.remove(tmp_path / "rank-3.channel")
+    assert reports[3][1]["totals"]["process_peak_rss"]["value"] == 200 * 2**20  # local 1's
+    os.remove(tmp_path / "rank-3.local-1.channel")
     reports, problems = read_ranks(str(tmp_path), 2)
     assert problems == ["1 of this node's 2 ranks never started a profile"]

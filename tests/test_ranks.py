@@ -224,3 +224,55 @@ def test_a_torchrun_jobs_rows_stream_in_per_rank_while_the_job_runs(tmp_path):
     assert len(replaced) == 1 and replaced[0].rows
     assert all("rank" not in row and "ranks" in row for row in replaced[0].rows)
     assert finished.report["operators"] == replaced[0].rows
+
+
+def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
+    """Issue 19, 1, multi-node: two torchscan-tui processes, one per "node" (--nnodes 2,
+    one rank each, a c10d rendezvous on localhost), each profile its node's rank, whose
+    global rank may be 1 (c10d gives ranks in order of arrival): each node's report holds
+    exactly its own rank, with its own peak RSS."""
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("localhost", 0))
+        port = probe.getsockname()[1]
+    nodes = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "torchscan_tui",
+                "--nproc-per-node",
+                "1",
+                "--nnodes",
+                "2",
+                "--node-rank",
+                str(node),
+                "--rdzv-backend",
+                "c10d",
+                "--rdzv-endpoint",
+                f"localhost:{port}",
+                "--rdzv-id",
+                "two-nodes",
+                str(WORKLOADS / "rank_train.py"),
+                "--json",
+                str(tmp_path / f"node{node}.json"),
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )  # fmt: skip
+        for node in (0, 1)
+    ]
+    outputs = [node.communicate(timeout=240)[0] for node in nodes]
+    assert [node.returncode for node in nodes] == [0, 0], outputs
+    ranks = []
+    for node in (0, 1):
+        report = json.loads((tmp_path / f"node{node}.json").read_text())
+        (summary,) = report["ranks"]["per_rank"]
+        assert summary["peak_rss"] > 50 * 2**20 and summary["operators"]
+        ranks.append(summary["rank"])
+    assert sorted(ranks) == [0, 1]

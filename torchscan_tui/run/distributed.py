@@ -18,6 +18,7 @@ from pathlib import Path
 
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.run.protocol import apply_meta, read_messages
+from torchscan_tui.run.rank_files import CHANNEL_NAME, rss_name
 
 TORCHRUN = ["-m", "torch.distributed.run"]
 STANDALONE = ["--standalone"]  # one node: torchrun picks a free rendezvous port itself
@@ -58,17 +59,14 @@ def read_rank_channel(path: Path) -> tuple[dict, dict | None]:
     return report, terminal
 
 
-CHANNEL_NAME = re.compile(r"^rank-(\d+)\.channel$")
-
-
-def rank_channels(folder: str | Path) -> dict[int, Path]:
-    """The rank channel files in ``folder``, by rank. Ranks are torchrun's global
-    ``RANK``: on the second node of a job they start at ``--nproc-per-node``, not 0."""
+def rank_channels(folder: str | Path) -> dict[int, tuple[Path, int]]:
+    """The rank channel files in ``folder``: global rank -> (file, local rank). Global
+    ranks on the second node of a job start at ``--nproc-per-node``, not 0."""
     found = {}
     for name in os.listdir(folder):
         match = CHANNEL_NAME.match(name)
         if match:
-            found[int(match.group(1))] = Path(folder) / name
+            found[int(match.group(1))] = (Path(folder) / name, int(match.group(2)))
     return dict(sorted(found.items()))
 
 
@@ -81,24 +79,25 @@ def read_ranks(folder: str, nproc: int) -> tuple[dict[int, tuple[Path, dict]], l
     if len(channels) < nproc:
         missing = nproc - len(channels)
         problems.append(f"{missing} of this node's {nproc} ranks never started a profile")
-    for rank, channel in channels.items():
+    for rank, (channel, local_rank) in channels.items():
         report, terminal = read_rank_channel(channel)
         if terminal is None:
             problems.append(f"rank {rank}: ended without a complete result")
         elif terminal["type"] != "done":
             problems.append(f"rank {rank}: {terminal.get('message') or terminal.get('problem')}")
-        peak = rank_peak(folder, rank)
+        peak = rank_peak(folder, local_rank)
         report["totals"]["process_peak_rss"] = (
             None if peak is None else
-            {"value": peak, "unit": "bytes", "source": "the rank's own ru_maxrss at exit"}
+            {"value": peak, "unit": "bytes", "source": "the rank's own ru_maxrss at exit "
+             "(in the peak pass, the process in its place on this node)"}
         )  # fmt: skip
         reports[rank] = (channel, report)
     return reports, problems
 
 
-def rank_peak(folder: str, rank: int) -> int | None:
+def rank_peak(folder: str, local_rank: int) -> int | None:
     try:
-        return int((Path(folder) / f"rank-{rank}.rss").read_text())
+        return int((Path(folder) / rss_name(local_rank)).read_text())
     except (OSError, ValueError):
         return None
 

@@ -1,7 +1,7 @@
 """Follow each rank's channel file while a torchrun job runs (no torch here).
 
 torchrun starts the ranks, so no pipe of ours reaches them: each rank's worker appends
-its channel messages to ``rank-R.channel`` in the run's private folder (see
+its channel messages to ``rank-R.local-L.channel`` in the run's private folder (see
 ``worker/rank.py``; R is the global rank). :class:`RankTail` reads what each file has
 gained since the last look, whole lines only (a line still being written waits for its
 end), so the session can pass each rank's rows and steps on while the job runs, instead
@@ -35,7 +35,7 @@ class RankTail:
     def poll(self) -> list[tuple[int, dict]]:
         """The messages every rank has finished writing since the last poll, in order per
         rank. Lines that are no message are skipped; a forged one comes as ``invalid``."""
-        for rank, path in rank_channels(self.folder).items():
+        for rank, (path, _) in rank_channels(self.folder).items():
             if rank not in self._fds:
                 self._fds[rank] = os.open(path, os.O_RDONLY)
         found: list[tuple[int, dict]] = []

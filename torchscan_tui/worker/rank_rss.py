@@ -2,7 +2,8 @@
 pass under ``torch.distributed.run``, reporting its own peak.
 
 The rank runs the script as ``python SCRIPT ARGS`` would, then writes its own kernel
-high-water mark (``ru_maxrss`` of this process, at exit) to ``DIR/rank-R.rss``: each
+high-water mark (``ru_maxrss`` of this process, at exit) to ``DIR/local-L.rss`` (L its
+``LOCAL_RANK``: see ``run/rank_files.py``): each
 rank's peak is that rank's, not a sum nor the largest process of the job. It then ends
 as the profile worker does, without torch's module teardown (which frees memory, so the
 peak is the same).
@@ -16,16 +17,13 @@ import runpy
 import sys
 import traceback
 
+from torchscan_tui.run.rank_files import rss_name
 from torchscan_tui.worker.quick_exit import exit_without_teardown
-
-
-def rss_path(folder: str, rank: int) -> str:
-    return os.path.join(folder, f"rank-{rank}.rss")
 
 
 def main(argv: list[str]) -> int:
     folder, script, *args = argv
-    rank = int(os.environ.get("RANK", "0"))
+    local_rank = int(os.environ.get("LOCAL_RANK", os.environ.get("RANK", "0")))
     sys.argv = [script, *args]
     sys.path[0] = os.path.dirname(os.path.abspath(script))  # as ``python SCRIPT`` has it
     code = 0
@@ -38,7 +36,7 @@ def main(argv: list[str]) -> int:
         code = 1
     finally:
         peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-        with open(rss_path(folder, rank), "w") as out:
+        with open(os.path.join(folder, rss_name(local_rank)), "w") as out:
             out.write(str(peak_kib * 1024))
     return code
 
