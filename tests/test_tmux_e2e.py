@@ -68,3 +68,39 @@ def test_launch_filter_select_export_csv_and_quit(terminal, tmp_path):
         time.sleep(0.1)
     assert done.read_text().strip() == "0"
     assert not any(Path(tmp_path).glob(".picked.csv.*"))
+
+
+# Every word a footer key's description ends with (the profile screen's keys).
+WHOLE_WORDS = {"Filter", "Help", "CPU", "Device", "Calls", "Bytes", "Select", "Export",
+               "Quit", "Details", "Chart", "Kernels", "Steps", "Ranks", "Trace", "Log",
+               "Rerun", "Cancel"}  # fmt: skip
+
+
+def test_the_footer_is_whole_keys_after_tab_and_resizes_in_a_real_terminal(tmp_path):
+    """Issue 20, bug 7 (``^p paletteT`` at 80 columns after Tab, ``^p palettea`` after a
+    resize to 60) and 16 (``space Selec`` cut at 80): in a real terminal the footer's
+    last line holds whole keys and ends with the palette key, at every size."""
+    term = Terminal(80, 24)
+    try:
+        term.start(
+            f"cd {tmp_path} && env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
+            f"{WORKLOADS / 'tiny.py'} --device cpu"
+        )
+        term.wait_for(" done")
+
+        def footer() -> str:
+            time.sleep(0.5)  # a resize or a focus change recomposes the footer
+            return term.screen().rstrip("\n").splitlines()[-1].rstrip()
+
+        for step in ("start", "Tab", "Tab", "resize 60", "resize 120", "resize 80"):
+            if step == "Tab":
+                term.keys("Tab")
+            elif step.startswith("resize"):
+                term.tmux("resize-window", "-t", term.name, "-x", step.split()[1])
+            last = footer()
+            assert last.endswith("^p palette"), (step, last)
+            keys = last.rsplit("▏", 1)[0].split()
+            assert keys and keys[-1] in WHOLE_WORDS, (step, last)  # never cut mid-word
+        term.keys("q")
+    finally:
+        term.close()
