@@ -211,6 +211,7 @@ class OperatorTable(ScrollView, can_focus=True):
         self._device_seen = False
         self._device_scanned = 0
         self._layout: tuple = ()
+        self._layout_for: tuple = ()  # what self._layout was worked out for
 
     # Attributes down ------------------------------------------------------------------
 
@@ -236,16 +237,23 @@ class OperatorTable(ScrollView, can_focus=True):
         return frozenset() if self.has_device_time() else frozenset({"device"})
 
     def layout(self) -> tuple[tuple[Column, int], ...]:
-        """The columns shown now: by width, the sorted column kept, device time or not."""
+        """The columns shown now: by width, the sorted column kept, device time or not.
+
+        Asked for by every line of every repaint: worked out once per change of what it
+        depends on."""
         key = self.view.sort.key
+        width = self.scrollable_content_region.width
+        depends = (width, key, self.has_device_time())
+        if depends == self._layout_for:
+            return self._layout
         keep = frozenset() if key == "rank" else frozenset({self.SORT_COLUMNS.get(key, "")})
         if key in ("cpu", "device"):  # their share and per-call follow them
             keep |= {"percent", "per_call"}
-        width = self.scrollable_content_region.width
         layout = layout_columns(width, self.TABLE_COLUMNS, keep, self.hidden_columns())
         if layout is not self._layout:  # painted lines hold the old columns
             self._layout = layout
             self._lines.clear()
+        self._layout_for = depends
         return layout
 
     def view_changed(self, *, rows_replaced: bool = False) -> None:
