@@ -11,12 +11,15 @@ of all at its end.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 from torchscan_tui.run.distributed import rank_channels
+from torchscan_tui.run.events import EventCallback, PhaseChanged, RowsReceived
 from torchscan_tui.run.protocol import NotAMessage, decode
 
 READ_CHUNK = 1 << 20
+POLL_S = 0.2  # how often the files are looked at while the job runs
 
 
 class RankTail:
@@ -62,3 +65,33 @@ class RankTail:
         for fd in self._fds.values():
             os.close(fd)
         self._fds.clear()
+
+
+def follow_ranks(folder: str, nproc: int, job_over: threading.Event, emit: EventCallback) -> None:
+    """While the job runs (until ``job_over``): each rank's rows, tagged ``rank``, as its
+    worker writes them, and the step the slowest of the ``nproc`` ranks has reached (a
+    rank not started yet is at step 0); a last look once the job has ended."""
+    tail = RankTail(folder)
+    steps: dict[int, int] = {}
+    said: tuple | None = None
+    try:
+        while True:
+            over = job_over.wait(POLL_S)
+            for rank, message in tail.poll():
+                kind = message["type"]
+                if kind == "rows":
+                    for row in message["rows"]:
+                        row["rank"] = rank
+                    emit(RowsReceived(message["rows"]))
+                elif kind == "phase" and message.get("step") is not None:
+                    steps[rank] = message["step"]
+                    started = tail.ranks
+                    slowest = min(steps.get(r, 0) for r in started)
+                    slowest = slowest if len(started) >= nproc else 0
+                    if (slowest, message.get("steps")) != said:
+                        said = (slowest, message.get("steps"))
+                        emit(PhaseChanged("profiling", *said))
+            if over:
+                return
+    finally:
+        tail.close()

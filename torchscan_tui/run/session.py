@@ -38,10 +38,9 @@ from torchscan_tui.run.events import (
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import apply_meta, read_messages
-from torchscan_tui.run.rank_tail import RankTail
+from torchscan_tui.run.rank_tail import follow_ranks
 
 MAX_STORED_SAMPLES = 240
-RANK_POLL_S = 0.2  # how often a torchrun job's rank channel files are looked at
 STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
 _TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
 
@@ -344,7 +343,7 @@ class Session:
             return self._finish("cancelled", "cancelled before profiling started", False)
         job_over = threading.Event()
         streaming = threading.Thread(
-            target=self._stream_ranks, args=(folder, nproc, job_over), daemon=True
+            target=follow_ranks, args=(folder, nproc, job_over, self._emit), daemon=True
         )
         streaming.start()
         try:
@@ -375,35 +374,6 @@ class Session:
             )
         return self._finish("done", f"{nproc} ranks, {len(self.report['operators'])} rows "
                                     f"from {script}", True)  # fmt: skip
-
-    def _stream_ranks(self, folder: str, nproc: int, job_over: threading.Event) -> None:
-        """While the job runs: each rank's rows (tagged ``rank``) as its worker writes
-        them, and the step the slowest rank has reached; a last look once it has ended."""
-        tail = RankTail(folder)
-        steps: dict[int, int] = {}
-        said: tuple | None = None
-        try:
-            while True:
-                over = job_over.wait(RANK_POLL_S)
-                for rank, message in tail.poll():
-                    kind = message["type"]
-                    if kind == "rows":
-                        for row in message["rows"]:
-                            row["rank"] = rank
-                        self._emit(RowsReceived(message["rows"]))
-                    elif kind == "phase" and message.get("step") is not None:
-                        steps[rank] = message["step"]
-                        started = tail.ranks
-                        slowest = (
-                            min(steps.get(r, 0) for r in started) if len(started) >= nproc else 0
-                        )
-                        if (slowest, message.get("steps")) != said:
-                            said = (slowest, message.get("steps"))
-                            self._emit(PhaseChanged("profiling", *said))
-                if over:
-                    return
-        finally:
-            tail.close()
 
     def _rank_failure(self) -> str | None:
         """Which rank failed, how, and its last error (from torchrun's report); None when

@@ -29,12 +29,12 @@ from torchscan_tui.analysis.rows import RowView
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
 from torchscan_tui.analysis.sorting import SORT_FIELDS, has_device_time
 from torchscan_tui.analysis.step_summary import step_line
-from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.gcpause import freeze_long_lived
 from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
 from torchscan_tui.formats.report import save_report
 from torchscan_tui.run.sources import RunSource
 from torchscan_tui.ui.event_pump import EventPump
+from torchscan_tui.ui.last_result import LastResult
 from torchscan_tui.ui.run_driver import QUIT_WAIT_SECONDS, RunDriver
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.screens.rows_screen import (
@@ -53,7 +53,7 @@ from torchscan_tui.ui.widgets.log_pane import LogPane
 from torchscan_tui.ui.widgets.notes_line import NotesLine
 from torchscan_tui.ui.widgets.operator_table import OperatorTable
 from torchscan_tui.ui.widgets.rss_panel import RssFigures, RssPanel
-from torchscan_tui.ui.widgets.run_header import Heading, RunHeader
+from torchscan_tui.ui.widgets.run_header import Heading, RunHeader, totals_line
 from torchscan_tui.ui.widgets.status_bar import RowCounts, StatusBar
 
 if TYPE_CHECKING:
@@ -115,10 +115,7 @@ class ProfileScreen(RowsScreen):
         self._status_message = ""
         self.shown_rank: int | None = None  # in a multi-rank session: whose rows (None: all)
         self._all_ranks_rows: list = []  # the cross-rank rows while one rank's are shown
-        # The last run that ended with rows (its rows and context): r keeps it on screen,
-        # dimmed, until the new run's rows come, and x or a failure goes back to it.
-        self._last_good: tuple[list, dict] | None = None
-        self._showing_last = False
+        self.last_result = LastResult()  # what r keeps on screen, dimmed, until rows come
 
     @property
     def source(self) -> RunSource:
@@ -170,15 +167,12 @@ class ProfileScreen(RowsScreen):
     # Running --------------------------------------------------------------------------
 
     def start_run(self) -> None:
-        self._status_message = ""
-        self._showing_last = self._last_good is not None
-        if self._last_good is not None:
-            self.view.set_rows(list(self._last_good[0]))
-            self._status_message = "the last result, dimmed, until this run's rows come"
-        else:
-            self.view.set_rows([])
+        self.view.set_rows(self.last_result.begin_run())
         self.shown_rank = None
-        self.table.stale = self._showing_last
+        self.table.stale = self.last_result.showing
+        self._status_message = (
+            "the last result, dimmed, until this run's rows come" if self.table.stale else ""
+        )
         self.driver.restart()
         self.query_one(LogPane).reset()
         self._render_all(rows_replaced=True)
@@ -226,10 +220,11 @@ class ProfileScreen(RowsScreen):
             self.set_timer(DRAIN_AGAIN_S, self._drain)
         replaced = False
         with self.app.batch_update():
-            if batch.replace or (batch.rows and self._showing_last):
+            first_over_last = bool(batch.rows or batch.replace) and self.last_result.rows_came()
+            if batch.replace or first_over_last:
                 # this run's first rows (the last result gives way), or rows that take
                 # the place of all before them (a rank job's cross-rank rows)
-                self._showing_last = self.table.stale = False
+                self.table.stale = False
                 self._status_message = ""
                 self.view.set_rows(list(batch.rows))
                 replaced = True
@@ -244,17 +239,18 @@ class ProfileScreen(RowsScreen):
 
     def _run_ended(self) -> None:
         self._status_message = ""  # "cancelling…" is over: the header says how it ended
-        if self._showing_last:  # no row came: back to the last result, as it was
-            self._showing_last = self.table.stale = False
-            if self.state.outcome == "done":  # a run that found no rows: that is the news
-                self._last_good = None
-                self.view.set_rows([])
-            elif self._last_good is not None:
-                self.state.context = {**self._last_good[1], **self.state.context}
-                self._status_message = f"the last result: this run was {self.state.outcome}"
+        state = self.state
+        stood_in = self.last_result.showing  # no row came: back to the last result
+        rows, state.context = self.last_result.run_ended(
+            state.outcome or "", self.view.rows, state.context
+        )
+        if stood_in:
+            self.table.stale = False
+            if rows is not None:  # a done run without rows: that is what shows
+                self.view.set_rows(rows)
+            else:
+                self._status_message = f"the last result: this run was {state.outcome}"
             self._render_all(rows_replaced=True)
-        elif self.state.outcome == "done" and self.view.rows:
-            self._last_good = (self.view.rows, self.state.context)
         self.render_status()
         for message, title, severity, timeout in self.driver.end_notices():
             self.notify(message, title=title, severity=severity, timeout=timeout)  # type: ignore[arg-type]
@@ -289,15 +285,7 @@ class ProfileScreen(RowsScreen):
             running=state.running,
             tick=self._tick,
             incomplete=state.outcome == "done" and not state.complete,
-            totals="  ".join(
-                part
-                for part in (
-                    _ranks_line(state.context, self.shown_rank),
-                    step_line(state.context),
-                    _self_time_totals(state.context),
-                )
-                if part
-            ),
+            totals=totals_line(state.context, self.shown_rank),
         )
 
     def _render_all(self, rows_replaced: bool = False) -> None:
@@ -621,29 +609,3 @@ class ProfileScreen(RowsScreen):
             self.table.action_activate,
         )
         yield from super().palette_commands()
-
-
-def _self_time_totals(context: dict) -> str:
-    """``Σ CPU self 12.345 ms  Σ device self 3.210 ms``: sums over every row, the shares'
-    denominators, never a latency (device only where it was measured)."""
-    parts = []
-    for field, label in (("cpu_self_seconds_sum", "CPU"), ("device_self_seconds_sum", "device")):
-        total = context.get(field)
-        if total is not None:
-            parts.append(f"Σ {label} self {format_seconds(total)}")
-    return "  ".join(parts)
-
-
-def _ranks_line(context: dict, shown: int | None) -> str:
-    """``2 ranks: rank 1 is 85% slower ...`` in a multi-rank session, and whose rows show."""
-    ranks = context.get("ranks")
-    if not ranks:
-        return ""
-    if context.get("ranks_streaming"):
-        return (
-            f"{ranks} ranks: each rank's rows as it sends them (r0, r1, ...), the "
-            "cross-rank view once every rank is done"
-        )
-    line = f"{ranks} ranks" if shown is None else f"rank {shown} of {ranks} (R: others)"
-    straggler = context.get("straggler")
-    return f"{line}: {straggler}" if straggler else line

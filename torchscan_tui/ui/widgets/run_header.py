@@ -1,4 +1,5 @@
-"""The top line: script, device, the phase of the run, elapsed time and a spinner."""
+"""The top line: script, device, the phase of the run, elapsed time, a spinner, and the
+ranks, steps and self-time sums."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.reactive import reactive
 
+from torchscan_tui.analysis.step_summary import step_line
+from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.run_state import PHASE_LABELS
 from torchscan_tui.ui.widgets.one_line import OneLine
@@ -30,6 +33,13 @@ class Heading:
     tick: int = 0
     incomplete: bool = False
     totals: str = ""
+
+
+def totals_line(context: dict, shown_rank: int | None = None) -> str:
+    """The header's last part: the ranks and whose rows show, the profiled steps, and the
+    sums of self time (a narrow terminal cuts them first)."""
+    parts = (_ranks_line(context, shown_rank), step_line(context), _self_time_totals(context))
+    return "  ".join(part for part in parts if part)
 
 
 def heading_text(heading: Heading) -> Text:
@@ -59,3 +69,29 @@ class RunHeader(OneLine):
 
     def watch_heading(self, heading: Heading) -> None:
         self.show_text(heading_text(heading))
+
+
+def _self_time_totals(context: dict) -> str:
+    """``Σ CPU self 12.345 ms  Σ device self 3.210 ms``: sums over every row, the shares'
+    denominators, never a latency (device only where it was measured)."""
+    parts = []
+    for field, label in (("cpu_self_seconds_sum", "CPU"), ("device_self_seconds_sum", "device")):
+        total = context.get(field)
+        if total is not None:
+            parts.append(f"Σ {label} self {format_seconds(total)}")
+    return "  ".join(parts)
+
+
+def _ranks_line(context: dict, shown: int | None) -> str:
+    """``2 ranks: rank 1 is 85% slower ...`` in a multi-rank session, and whose rows show."""
+    ranks = context.get("ranks")
+    if not ranks:
+        return ""
+    if context.get("ranks_streaming"):
+        return (
+            f"{ranks} ranks: each rank's rows as it sends them (r0, r1, ...), the "
+            "cross-rank view once every rank is done"
+        )
+    line = f"{ranks} ranks" if shown is None else f"rank {shown} of {ranks} (R: others)"
+    straggler = context.get("straggler")
+    return f"{line}: {straggler}" if straggler else line
