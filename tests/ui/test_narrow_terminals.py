@@ -93,3 +93,16 @@ async def test_the_footer_follows_a_resize(wait):
         await pilot.pause()
         narrow = len(footer_keys(app))
         assert 2 <= narrow < wide
+
+
+async def test_a_wide_terminal_gives_the_shapes_what_the_names_do_not_need(wait):
+    """At 200 columns the operator column took 61 cells for names of at most 34: the
+    shapes, cut at 74, now get the rest."""
+    rows = [make_row(LONG, [[8, 64, 128]] * 12, 6, 0.002), make_row("aten::mm", [[8]], 2, 0.001)]
+    app = create_app(source=replay_source(rows=rows), show_clock=False)
+    async with app.run_test(size=(200, 24)) as pilot:
+        await run(app, pilot, wait)
+        widths = {column.key: width for column, width in app.main_screen.table.layout()}
+        assert widths["operator"] == len(LONG)
+        assert widths["shapes"] >= 2 * widths["operator"]
+        assert "[[8, 64, 128], [8, 64, 128]" in line(app, 1)

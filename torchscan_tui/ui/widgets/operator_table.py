@@ -103,12 +103,15 @@ def layout_columns(
     all_columns: tuple = COLUMNS,
     keep: frozenset[str] = frozenset(),
     hidden: frozenset[str] = frozenset(),
+    names_width: int = 0,
 ) -> tuple[tuple[Column, int], ...]:
     """Columns and widths that fit ``width`` cells, dropping the least needed first.
 
     ``keep``: columns never dropped (the sorted one); ``hidden``: columns left out (the
-    device column of a run without device time), their width going to the names.
-    Cached: every line of every repaint asks for the same few layouts."""
+    device column of a run without device time), their width going to the names;
+    ``names_width``: the longest operator name (0: unknown): the operator column takes
+    no more than that, and the shapes the rest. Cached: every line of every repaint asks
+    for the same few layouts."""
     columns = [column for column in all_columns if column.key not in hidden]
     while True:
         fixed = sum(column.width for column in columns) + len(columns) - 1
@@ -137,6 +140,19 @@ def layout_columns(
         index = max(i for i, (column, _) in enumerate(widths) if column.width == 0)
         column, share = widths[index]
         widths[index] = (column, share + spare - given)
+    return _names_give_way(widths, names_width)
+
+
+def _names_give_way(widths: list, names_width: int) -> tuple[tuple[Column, int], ...]:
+    """The operator column's cells beyond the longest name go to the input shapes."""
+    keys = [column.key for column, _ in widths]
+    if not names_width or "operator" not in keys or "shapes" not in keys:
+        return tuple(widths)
+    at, to = keys.index("operator"), keys.index("shapes")
+    (operator, has), (shapes, shapes_width) = widths[at], widths[to]
+    spare = has - max(names_width, operator.min_width)
+    if spare > 0:
+        widths[at], widths[to] = (operator, has - spare), (shapes, shapes_width + spare)
     return tuple(widths)
 
 
@@ -207,9 +223,11 @@ class OperatorTable(ScrollView, can_focus=True):
         # Painted lines by (row id, cursor/selected state, width, focus): frames that only
         # move the cursor or follow another widget's change reuse them.
         self._lines: dict[tuple, Strip] = {}
-        # Whether any row has device time, from the rows scanned so far (rows stream in).
+        # Whether any row has device time and the longest name, from the rows scanned so
+        # far (rows stream in).
         self._device_seen = False
-        self._device_scanned = 0
+        self._names_width = 0
+        self._scanned = 0
         self._layout: tuple = ()
         self._layout_for: tuple = ()  # what self._layout was worked out for
 
@@ -219,16 +237,23 @@ class OperatorTable(ScrollView, can_focus=True):
         """Drop cached cells and lines (rows replaced, share column or styles changed)."""
         self._cells.clear()
         self._lines.clear()
-        self._device_seen, self._device_scanned = False, 0
+        self._device_seen, self._names_width, self._scanned = False, 0, 0
+
+    def _scan_new_rows(self) -> None:
+        """Whether any row has device time, and the longest name shown: rows are looked
+        at once each, as they arrive (the names of 100k rows: ~4 ms, in batches)."""
+        rows = self.view.rows
+        if self._scanned >= len(rows):
+            return
+        new = rows[self._scanned :]
+        if not self._device_seen:
+            self._device_seen = any(row.get("device_self_seconds") is not None for row in new)
+        labels = {operator_label(row) for row in new}
+        self._names_width = max(self._names_width, *map(len, labels))
+        self._scanned = len(rows)
 
     def has_device_time(self) -> bool:
-        """Whether any row has device time; rows are scanned once each, as they arrive."""
-        rows = self.view.rows
-        if not self._device_seen and self._device_scanned < len(rows):
-            self._device_seen = any(
-                row.get("device_self_seconds") is not None for row in rows[self._device_scanned :]
-            )
-            self._device_scanned = len(rows)
+        self._scan_new_rows()
         return self._device_seen
 
     def hidden_columns(self) -> frozenset[str]:
@@ -243,13 +268,15 @@ class OperatorTable(ScrollView, can_focus=True):
         depends on."""
         key = self.view.sort.key
         width = self.scrollable_content_region.width
-        depends = (width, key, self.has_device_time())
+        depends = (width, key, self.has_device_time(), self._names_width)
         if depends == self._layout_for:
             return self._layout
         keep = frozenset() if key == "rank" else frozenset({self.SORT_COLUMNS.get(key, "")})
         if key in ("cpu", "device"):  # their share and per-call follow them
             keep |= {"percent", "per_call"}
-        layout = layout_columns(width, self.TABLE_COLUMNS, keep, self.hidden_columns())
+        layout = layout_columns(
+            width, self.TABLE_COLUMNS, keep, self.hidden_columns(), self._names_width
+        )
         if layout is not self._layout:  # painted lines hold the old columns
             self._layout = layout
             self._lines.clear()
