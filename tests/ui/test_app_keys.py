@@ -718,7 +718,7 @@ async def test_while_the_workload_runs_its_live_rss_and_run_one_of_two_show(unti
         figures = str(screen.query_one("#rss-figures").render())
         assert "now 150.0 MiB, highest so far 180.0 MiB (sampled from /proc" in figures
         assert str(screen.query_one("#rss-range").render()).strip() == "120.0 MiB–180.0 MiB"
-        assert str(screen.query_one("#rss-span").render()).strip() == "0–2.5 s"
+        assert str(screen.query_one("#rss-span").render()).strip() == "0–2.5 s  now 150.0 MiB"
         header = str(screen.query_one("#run-header").render())
         assert "run 1 of 2, the whole script for peak RSS" in header
         await pilot.press("x")

@@ -101,7 +101,10 @@ class RssPanel(Vertical):
             return
         low, high = curve_range(samples)
         self.query_one("#rss-range", Static).update(Text(low + "–" + high + " ", style="dim"))
-        self.query_one("#rss-span", Static).update(Text(f" 0–{samples[-1][0]:.1f} s", style="dim"))
+        span = Text(f" 0–{samples[-1][0]:.1f} s", style="dim")
+        if figures.rss is None and figures.pending:  # the live figure, beside its curve
+            span.append(f"  now {format_bytes(samples[-1][1])}", style="bold magenta")
+        self.query_one("#rss-span", Static).update(span)
         sparkline = self.query_one("#rss-sparkline", Sparkline)
         sparkline.data = [float(value) for _, value in samples]
         sparkline.tooltip = "sampled RSS (approximate, /proc); the peak above is the kernel's"
