@@ -47,3 +47,31 @@ def test_a_second_nodes_ranks_are_found_by_their_global_rank(tmp_path):
     os.remove(tmp_path / "rank-3.local-1.channel")
     reports, problems = read_ranks(str(tmp_path), 2)
     assert problems == ["1 of this node's 2 ranks never started a profile"]
+
+
+def test_following_ends_quietly_when_the_folder_goes(tmp_path):
+    """A folder that disappears (cleaned up under it) ends the live rows, not the run:
+    no traceback from the following thread reaches the terminal."""
+    import threading
+
+    from torchscan_tui.run.rank_tail import follow_ranks
+
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    _append(folder / "rank-0.local-0.channel", encode({"type": "rows", "rows": [
+        make_row("aten::mm", [[2]], 1, 0.001)]}))  # fmt: skip
+    seen, over, raised = [], threading.Event(), []
+    thread = threading.Thread(target=follow_ranks, args=(str(folder), 1, over, seen.append))
+    default_hook, threading.excepthook = threading.excepthook, raised.append
+    thread.start()
+    while not seen:
+        thread.join(0.05)
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    thread.join(2)
+    threading.excepthook = default_hook
+    assert not thread.is_alive()  # it ended on its own, before the job's end was said
+    assert raised == []  # quietly: no exception for threading's hook to print
+    over.set()
+    assert seen[0].rows[0]["rank"] == 0

@@ -40,7 +40,10 @@ class RankTail:
         rank. Lines that are no message are skipped; a forged one comes as ``invalid``."""
         for rank, (path, _) in rank_channels(self.folder).items():
             if rank not in self._fds:
-                self._fds[rank] = os.open(path, os.O_RDONLY)
+                try:
+                    self._fds[rank] = os.open(path, os.O_RDONLY)
+                except FileNotFoundError:  # gone between the listing and now
+                    continue
         found: list[tuple[int, dict]] = []
         for rank, fd in self._fds.items():
             parts = [self._partial.pop(rank, b"")]
@@ -77,7 +80,11 @@ def follow_ranks(folder: str, nproc: int, job_over: threading.Event, emit: Event
     try:
         while True:
             over = job_over.wait(POLL_S)
-            for rank, message in tail.poll():
+            try:
+                found = tail.poll()
+            except OSError:  # the folder is unreadable: the rows come at the job's end
+                return
+            for rank, message in found:
                 kind = message["type"]
                 if kind == "rows":
                     for row in message["rows"]:
