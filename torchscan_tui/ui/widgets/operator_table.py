@@ -52,8 +52,8 @@ class Column:
 COLUMNS = (
     Column("mark", "", 1),
     Column("rank", "#", 5, "right", drop_order=6),
-    Column("operator", "operator", 0, weight=6, min_width=24),
-    Column("shapes", "input shapes", 0, weight=5, min_width=14),
+    Column("operator", "operator", 0, weight=6, min_width=28),
+    Column("shapes", "input shapes", 0, weight=5, min_width=18),
     Column("calls", "calls", 7, "right", drop_order=3),
     Column("cpu", "CPU self", 11, "right"),
     Column("device", "device self", 11, "right"),
@@ -95,6 +95,7 @@ MOVEMENT_BINDINGS = [
 LINE_CACHE_SIZE = 4000
 SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
 FIELD_SORT = {"cpu_self_seconds": "cpu", "device_self_seconds": "device"}
+SHORT_RESERVE = 8  # cells kept for each later flexible column when all are short
 
 
 @lru_cache(maxsize=64)
@@ -128,12 +129,15 @@ def layout_columns(
     extra = max(spare - floor, 0) if spare >= floor else 0
     total_weight = sum(column.weight for column in flexible)
     widths, given = [], 0
-    for column in columns:
+    for position, column in enumerate(columns):
         if column.width:
             widths.append((column, column.width))
             continue
-        base = column.min_width if spare >= floor else spare * column.weight // total_weight
-        share = base + extra * column.weight // total_weight
+        if spare >= floor:
+            share = column.min_width + extra * column.weight // total_weight
+        else:  # short of the minimums: the first (the operator) first, the rest a little
+            later = sum(1 for other in columns[position + 1 :] if other.width == 0)
+            share = max(min(column.min_width, spare - given - SHORT_RESERVE * later), 1)
         widths.append((column, share))
         given += share
     if flexible and given < spare:  # rounding: the last flexible column takes the rest
@@ -144,13 +148,13 @@ def layout_columns(
 
 
 def _names_give_way(widths: list, names_width: int) -> tuple[tuple[Column, int], ...]:
-    """The operator column's cells beyond the longest name go to the input shapes."""
+    """The operator column's cells beyond the longest name (or its title) go to the shapes."""
     keys = [column.key for column, _ in widths]
     if not names_width or "operator" not in keys or "shapes" not in keys:
         return tuple(widths)
     at, to = keys.index("operator"), keys.index("shapes")
     (operator, has), (shapes, shapes_width) = widths[at], widths[to]
-    spare = has - max(names_width, operator.min_width)
+    spare = has - max(names_width, len(operator.title))
     if spare > 0:
         widths[at], widths[to] = (operator, has - spare), (shapes, shapes_width + spare)
     return tuple(widths)
