@@ -32,6 +32,11 @@ def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(tmp_path):
     assert found[0][1]["rows"][0]["operator"] == "aten::mm"
     assert tail.ranks == [0, 1] and tail.poll() == []
     tail.close()
+    # what was followed is each rank's report, as reading the whole file makes it
+    whole = read_ranks(str(tmp_path), 2)[0]
+    for rank in (0, 1):
+        assert tail.channels[rank].report["operators"] == whole[rank][1]["operators"]
+        assert "rank" not in tail.channels[rank].report["operators"][0]
 
 
 def test_a_second_nodes_ranks_are_found_by_their_global_rank(tmp_path):
@@ -61,7 +66,8 @@ def test_following_ends_quietly_when_the_folder_goes(tmp_path):
     _append(folder / "rank-0.local-0.channel", encode({"type": "rows", "rows": [
         make_row("aten::mm", [[2]], 1, 0.001)]}))  # fmt: skip
     seen, over, raised = [], threading.Event(), []
-    thread = threading.Thread(target=follow_ranks, args=(str(folder), 1, over, seen.append))
+    tail = RankTail(str(folder))
+    thread = threading.Thread(target=follow_ranks, args=(tail, 1, over, seen.append))
     default_hook, threading.excepthook = threading.excepthook, raised.append
     thread.start()
     while not seen:
@@ -75,3 +81,4 @@ def test_following_ends_quietly_when_the_folder_goes(tmp_path):
     assert raised == []  # quietly: no exception for threading's hook to print
     over.set()
     assert seen[0].rows[0]["rank"] == 0
+    assert not tail.complete  # stopped early: the job's end reads the files again

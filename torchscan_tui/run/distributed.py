@@ -5,7 +5,8 @@ Both passes go through the real launcher (``python -m torch.distributed.run --st
 torchrun's own. The peak-RSS pass runs each rank under ``worker/rank_rss.py``, which
 writes that rank's own ``ru_maxrss`` at exit; the profile pass runs each rank as a
 profile worker (``worker/rank.py``) writing its channel to a file of its own. Once the
-job has ended, :func:`read_ranks` turns those files into one report per rank, and the
+job has ended, :func:`read_ranks` has one report per rank (from the files as followed
+while the job ran, see ``rank_tail.py``, or read then), and the
 session combines them (``formats/ranks.py``).
 """
 
@@ -39,24 +40,34 @@ def rank_rss_command(
             script, *args]  # fmt: skip
 
 
-def read_rank_channel(path: Path) -> tuple[dict, dict | None]:
-    """One rank's report from its channel file, and its last word (done or error; None
-    when the rank ended without one)."""
-    report = new_report()
-    terminal = None
+class RankChannel:
+    """One rank's report as its channel messages arrive, and its last word (done, error
+    or a forged message; None while the rank has not said it)."""
+
+    def __init__(self) -> None:
+        self.report = new_report()
+        self.terminal: dict | None = None
+
+    def take(self, message: dict) -> None:
+        kind = message["type"]
+        if kind == "meta":
+            apply_meta(self.report, message)
+        elif kind == "rows":
+            self.report["operators"].extend(message["rows"])
+        elif kind in ("done", "error", "invalid"):
+            self.terminal = message
+
+
+def read_rank_channel(path: Path) -> RankChannel:
+    """One rank's channel file, read whole."""
+    channel = RankChannel()
     fd = os.open(path, os.O_RDONLY)
     try:
         for message in read_messages(fd):
-            kind = message["type"]
-            if kind == "meta":
-                apply_meta(report, message)
-            elif kind == "rows":
-                report["operators"].extend(message["rows"])
-            elif kind in ("done", "error", "invalid"):
-                terminal = message
+            channel.take(message)
     finally:
         os.close(fd)
-    return report, terminal
+    return channel
 
 
 def rank_channels(folder: str | Path) -> dict[int, tuple[Path, int]]:
@@ -70,9 +81,14 @@ def rank_channels(folder: str | Path) -> dict[int, tuple[Path, int]]:
     return dict(sorted(found.items()))
 
 
-def read_ranks(folder: str, nproc: int) -> tuple[dict[int, tuple[Path, dict]], list[str]]:
+def read_ranks(
+    folder: str, nproc: int, already_read: dict[int, RankChannel] | None = None
+) -> tuple[dict[int, tuple[Path, dict]], list[str]]:
     """This node's ranks' reports (each with its own peak RSS), and what went wrong on
-    which rank; ``nproc``: the ranks this node started."""
+    which rank; ``nproc``: the ranks this node started. ``already_read``: ranks whose
+    files were followed to their end while the job ran (see ``rank_tail``), not read
+    again."""
+    already_read = already_read or {}
     reports: dict[int, tuple[Path, dict]] = {}
     problems: list[str] = []
     channels = rank_channels(folder)
@@ -80,7 +96,8 @@ def read_ranks(folder: str, nproc: int) -> tuple[dict[int, tuple[Path, dict]], l
         missing = nproc - len(channels)
         problems.append(f"{missing} of this node's {nproc} ranks never started a profile")
     for rank, (channel, local_rank) in channels.items():
-        report, terminal = read_rank_channel(channel)
+        read = already_read.get(rank) or read_rank_channel(channel)
+        report, terminal = read.report, read.terminal
         if terminal is None:
             problems.append(f"rank {rank}: ended without a complete result")
         elif terminal["type"] != "done":

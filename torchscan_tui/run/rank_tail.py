@@ -14,7 +14,7 @@ import os
 import threading
 from pathlib import Path
 
-from torchscan_tui.run.distributed import rank_channels
+from torchscan_tui.run.distributed import RankChannel, rank_channels
 from torchscan_tui.run.events import EventCallback, PhaseChanged, RowsReceived
 from torchscan_tui.run.protocol import NotAMessage, decode
 
@@ -23,10 +23,15 @@ POLL_S = 0.2  # how often the files are looked at while the job runs
 
 
 class RankTail:
-    """Each rank's new messages, as ``(rank, message)`` pairs, a look at a time."""
+    """Each rank's new messages, as ``(rank, message)`` pairs, a look at a time; each
+    rank's report is built from them as they come (``channels``), so a file followed to
+    its end need not be read again. ``complete``: the files were read to their end after
+    the job had ended (set by :func:`follow_ranks`)."""
 
     def __init__(self, folder: str):
         self.folder = Path(folder)
+        self.channels: dict[int, RankChannel] = {}
+        self.complete = False
         self._fds: dict[int, int] = {}
         self._partial: dict[int, bytes] = {}
 
@@ -61,6 +66,7 @@ class RankTail:
                     message = {"type": "invalid", "problem": str(exc)}
                 except ValueError:
                     continue
+                self.channels.setdefault(rank, RankChannel()).take(message)
                 found.append((rank, message))
         return found
 
@@ -70,11 +76,13 @@ class RankTail:
         self._fds.clear()
 
 
-def follow_ranks(folder: str, nproc: int, job_over: threading.Event, emit: EventCallback) -> None:
-    """While the job runs (until ``job_over``): each rank's rows, tagged ``rank``, as its
-    worker writes them, and the step the slowest of the ``nproc`` ranks has reached (a
-    rank not started yet is at step 0); a last look once the job has ended."""
-    tail = RankTail(folder)
+def follow_ranks(
+    tail: RankTail, nproc: int, job_over: threading.Event, emit: EventCallback
+) -> None:
+    """While the job runs (until ``job_over``): each rank's rows, tagged ``rank`` (copies:
+    the rank's own report keeps them as sent), as its worker writes them, and the step
+    the slowest of the ``nproc`` ranks has reached (a rank not started yet is at step 0);
+    a last look once the job has ended, after which ``tail.complete`` is set."""
     steps: dict[int, int] = {}
     said: tuple | None = None
     try:
@@ -87,9 +95,7 @@ def follow_ranks(folder: str, nproc: int, job_over: threading.Event, emit: Event
             for rank, message in found:
                 kind = message["type"]
                 if kind == "rows":
-                    for row in message["rows"]:
-                        row["rank"] = rank
-                    emit(RowsReceived(message["rows"]))
+                    emit(RowsReceived([{**row, "rank": rank} for row in message["rows"]]))
                 elif kind == "phase" and message.get("step") is not None:
                     steps[rank] = message["step"]
                     started = tail.ranks
@@ -99,6 +105,7 @@ def follow_ranks(folder: str, nproc: int, job_over: threading.Event, emit: Event
                         said = (slowest, message.get("steps"))
                         emit(PhaseChanged("profiling", *said))
             if over:
+                tail.complete = True
                 return
     finally:
         tail.close()

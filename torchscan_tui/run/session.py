@@ -38,7 +38,7 @@ from torchscan_tui.run.events import (
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import apply_meta, read_messages
-from torchscan_tui.run.rank_tail import follow_ranks
+from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
 MAX_STORED_SAMPLES = 240
 STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
@@ -341,9 +341,9 @@ class Session:
             return self._finish("failed", f"could not start torchrun: {exc}", False)
         if job is None:
             return self._finish("cancelled", "cancelled before profiling started", False)
-        job_over = threading.Event()
+        job_over, tail = threading.Event(), RankTail(folder)
         streaming = threading.Thread(
-            target=follow_ranks, args=(folder, nproc, job_over, self._emit), daemon=True
+            target=follow_ranks, args=(tail, nproc, job_over, self._emit), daemon=True
         )
         streaming.start()
         try:
@@ -356,7 +356,8 @@ class Session:
         self.report["run"]["profile_status"] = result.status.to_dict()
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
-        reports, problems = read_ranks(folder, nproc)
+        # The files as followed, if to their end (else read now: following stopped early)
+        reports, problems = read_ranks(folder, nproc, tail.channels if tail.complete else None)
         if reports:
             combined = multi_rank_report(reports)
             for key in ("operators", "context", "diagnostics", "kernels", "ranks"):
