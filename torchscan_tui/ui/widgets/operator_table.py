@@ -241,7 +241,6 @@ class OperatorTable(ScrollView, can_focus=True):
         """Drop cached cells and lines (rows replaced, share column or styles changed)."""
         self._cells.clear()
         self._lines.clear()
-        self._device_seen, self._names_width, self._scanned = False, 0, 0
 
     def _scan_new_rows(self) -> None:
         """Whether any row has device time, and the longest name shown: rows are looked
@@ -291,6 +290,7 @@ class OperatorTable(ScrollView, can_focus=True):
         """The view's rows, filter or sort changed: resize, clamp the cursor, repaint."""
         if rows_replaced:
             self._forget_rendering()
+            self._device_seen, self._names_width, self._scanned = False, 0, 0
         self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
         self.refresh()
