@@ -10,9 +10,15 @@ import sys
 
 import pytest
 from conftest import WORKLOADS, torchscan
+from references import assert_breakdown_equals_htas, reference
 from replay import make_row
 
-from torchscan_tui.analysis.ranks import cross_rank_rows, rank_summary, straggler_line
+from torchscan_tui.analysis.ranks import (
+    cross_rank_rows,
+    rank_summary,
+    straggler,
+    straggler_line,
+)
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.ranks import open_rank_directory
 
@@ -43,9 +49,9 @@ def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
     for summary in per_rank:  # every rank's own rows, as that trace opened alone gives them
         alone, _ = open_profile(summary["source"])
         assert summary["operators"] == alone["operators"]
-        assert summary["compute_seconds"] + summary["collective_seconds"] == pytest.approx(
-            summary["cpu_self_seconds"]
-        )
+        assert summary["host_compute_seconds"] + summary[
+            "host_collective_seconds"
+        ] == pytest.approx(summary["host_cpu_self_seconds"])
     mm = next(row for row in report["operators"] if row["operator"] == "aten::mm")
     assert mm["ranks"]["slowest_rank"] == 1 and mm["calls"] in (3, 33, 18)
     spreads = [row["ranks"]["spread"] for row in report["operators"]]
@@ -104,11 +110,11 @@ def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
     assert mm["cpu_self_seconds"] == pytest.approx(0.002)  # the median rank's
     assert mm["ranks"]["seconds"] == {"0": 0.001, "1": 0.007, "2": 0.002}
     assert rows[2]["ranks"]["min"] == 0.0 and rows[2]["cpu_self_seconds"] == 0.0
-    summaries = [rank_summary(rank, per_rank[rank]) for rank in per_rank]
-    assert summaries[0]["collective_seconds"] == pytest.approx(0.009)
-    line = straggler_line(summaries, rows)
-    assert line.startswith("rank 1 is 350% slower than the median rank")
-    assert line.endswith("in aten::mm [[2]]")  # a collective is waiting, not the cause
+    summaries = [rank_summary(rank, {"operators": per_rank[rank]}) for rank in per_rank]
+    assert summaries[0]["host_collective_seconds"] == pytest.approx(0.009)
+    line = straggler_line(straggler(summaries, rows))
+    assert line.startswith("rank 1 is 350% slower than the median rank in host compute")
+    assert line.endswith("most in aten::mm [[2]]")  # a collective is waiting, not the cause
 
 
 def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, tmp_path):
@@ -116,15 +122,15 @@ def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, t
     faster = json.loads(json.dumps(report))
     for summary in faster["ranks"]["per_rank"]:
         if summary["rank"] == 1:
-            summary["compute_seconds"] /= 2
+            summary["host_compute_seconds"] /= 2
     from torchscan_tui.analysis.compare import compare_reports, text_table
 
     diff = compare_reports(report, faster, "before", "after")
     assert [entry["rank"] for entry in diff["ranks"]] == [0, 1]
-    assert diff["ranks"][1]["compute_seconds"]["ratio"] == pytest.approx(0.5)
-    assert diff["ranks"][0]["compute_seconds"]["delta"] == 0
+    assert diff["ranks"][1]["host_compute_seconds"]["ratio"] == pytest.approx(0.5)
+    assert diff["ranks"][0]["host_compute_seconds"]["delta"] == 0
     text = text_table(diff)
-    assert "rank 1: compute" in text and "rank 0: compute" in text
+    assert "rank 1: host compute" in text and "rank 0: host compute" in text
     assert diff["rows"]  # and overall, by the cross-rank rows
 
 
@@ -140,10 +146,71 @@ def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_pa
     assert [summary["rank"] for summary in per_rank] == list(range(ranks))
     for summary in per_rank:
         assert summary["peak_rss"] > 50 * 2**20  # the rank's own kernel figure
-        assert summary["operators"] and summary["collective_seconds"] > 0
+        assert summary["operators"] and summary["host_collective_seconds"] > 0
         assert summary["step_seconds_median"] > 0  # each rank's profiled steps
     assert report["context"]["straggler"].startswith("rank 1 is ")
     assert any(row["operator"] == "aten::mm" for row in report["operators"])
+
+
+def test_two_equal_ranks_have_no_straggler(tmp_path):
+    """Both ranks do the same work: the gap between them is within the threshold and
+    their own step-to-step spread, and the line says there is no straggler."""
+    out = tmp_path / "r.json"
+    done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_train.py", "--json", out,
+                     "--", "--equal")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    line = report["context"]["straggler"]
+    assert line.startswith("no straggler: the slowest rank (rank "), line
+    assert "within the 10% threshold" in line and "host CPU work per step" in line
+    verdict = report["ranks"]["straggler"]
+    assert verdict["rank"] is None and verdict["gap"] <= max(0.10, verdict["step_spread"] or 0)
+
+
+def test_the_straggler_is_named_only_beyond_the_threshold_and_the_step_spread():
+    def summary(rank, per_step):
+        return {"rank": rank, "compute_per_step": per_step, "compute_measure": "host CPU work",
+                "host_compute_seconds": sum(per_step)}  # fmt: skip
+
+    steady = [summary(0, [1.0, 1.0, 1.0]), summary(1, [1.3, 1.3, 1.3]), summary(2, [1.0] * 3)]
+    verdict = straggler(steady, [])
+    assert verdict["rank"] == 1 and verdict["gap"] == pytest.approx(0.3)
+    assert "beyond the 10% threshold and the ranks' 0% step-to-step spread" in straggler_line(
+        verdict
+    )
+    noisy = [summary(0, [0.6, 1.0, 1.4]), summary(1, [1.0, 1.3, 1.6]), summary(2, [0.7, 1.0, 1.3])]
+    verdict = straggler(noisy, [])
+    assert verdict["rank"] is None and verdict["step_spread"] == pytest.approx(0.6)
+    assert straggler_line(verdict).startswith("no straggler: the slowest rank (rank 1) is 30%")
+    close = [summary(0, [1.0] * 3), summary(1, [1.05] * 3)]
+    assert straggler(close, [])["rank"] is None  # 5%: under the threshold
+
+
+def test_a_gpu_rank_directory_matches_hta_rank_by_rank(tmp_path):
+    """Two GPU ranks made from a real NCCL trace (tests/rank_pair.py: rank 1 reaches the
+    all-reduces late): each rank's device idle / compute / non-compute and overlap equal
+    HTA's on the same directory, the kernel view is kept per rank and across ranks, and
+    HTA's straggler evidence names the rank HTA names."""
+    from rank_pair import write_rank_pair
+
+    write_rank_pair(tmp_path)
+    theirs = reference("hta_reference.json")["rank_pair"]
+    report, _ = open_rank_directory(tmp_path)
+    per_rank = report["ranks"]["per_rank"]
+    for summary, breakdown, overlap in zip(per_rank, theirs["temporal_breakdown"],
+                                           theirs["comm_comp_overlap"], strict=True):  # fmt: skip
+        assert summary["rank"] == breakdown["rank"] == overlap["rank"]
+        assert_breakdown_equals_htas(summary["device_timeline"], breakdown)
+        ours = summary["device_timeline"]["comm_comp_overlap"] * 100
+        assert ours == pytest.approx(overlap["comp_comm_overlap_pctg"], abs=0.01)
+        assert summary["kernels"] and summary["compute_measure"] == "device kernels"
+    assert report["kernels"] and "ranks" in report["kernels"][0]
+    evidence = report["ranks"]["collective_evidence"]
+    assert [evidence["latest_rank"]] == theirs["potential_stragglers"]
+    assert evidence["kernel"].startswith("ncclKernel_AllReduce")
+    assert report["context"]["straggler_evidence"].startswith("rank 1's main collective kernel")
+    shown = torchscan(tmp_path)
+    assert "evidence: rank 1's main collective kernel" in shown.stdout
 
 
 def test_a_rank_that_dies_fails_the_run_and_says_which(tmp_path):

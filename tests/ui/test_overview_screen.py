@@ -7,8 +7,9 @@ import re
 
 from replay import replay_source
 
-from torchscan_tui.analysis.overview import step_overview
-from torchscan_tui.analysis.profiler_events import RawEvent
+from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent
+from torchscan_tui.analysis.step_model import find_steps
+from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.overview_screen import OverviewScreen
 
@@ -23,10 +24,11 @@ def _event(name, start, end):
 
 def _overview():
     loader = "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__"
-    return step_overview([
-        [_event(loader, 0, 3), _event("aten::mm", 3, 10)],
-        [_event(loader, 10, 11), _event("aten::mm", 11, 30)],
+    columns = EventColumns.from_events([
+        _event("ProfilerStep#1", 0, 10), _event(loader, 0, 3), _event("aten::mm", 3, 10),
+        _event("ProfilerStep#2", 10, 30), _event(loader, 10, 11), _event("aten::mm", 11, 30),
     ])  # fmt: skip
+    return summaries(columns, find_steps(columns))
 
 
 def screen_text(app) -> str:
@@ -44,8 +46,9 @@ async def test_o_shows_each_step_the_shares_and_what_to_try(until):
         assert isinstance(app.screen, OverviewScreen)
         text = screen_text(app)
         assert "step 1" in text and "step 2" in text
-        assert "DataLoader wait 13%" in text and "CPU work 87%" in text
-        assert "raise num_workers" in text and "because DataLoader wait is 13%" in text
+        assert "DataLoader 13%" in text and "CPU work 87%" in text
+        assert "raise num_workers" in text and "because DataLoader is 13.3%" in text
+        assert "steps: the trace's ProfilerStep ranges" in text
         await pilot.press("escape")
         assert app.screen is app.main_screen
 

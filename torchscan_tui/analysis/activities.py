@@ -76,6 +76,18 @@ def activity_class(activity: str) -> str:
     return UNKNOWN
 
 
+def event_classes(activities: list[str], devices: list[str]) -> list[str]:
+    """Each event's activity class; one that the table does not place is judged by its
+    device, as torch does live (a trace's unknown categories were set apart on reading)."""
+    by_activity = {activity: activity_class(activity) for activity in set(activities)}
+    if not any(cls in (UNKNOWN, SKIPPED) for cls in by_activity.values()):
+        return list(map(by_activity.__getitem__, activities))
+    return [
+        cls if cls not in (UNKNOWN, SKIPPED) else CPU_OP if device == "CPU" else DEVICE_WORK
+        for cls, device in zip(map(by_activity.__getitem__, activities), devices, strict=True)
+    ]
+
+
 def device_kind(activities: Iterable[str], runtime_names: Iterable[str]) -> str | None:
     """The accelerator a profile's device work ran on, for the report's context.
 

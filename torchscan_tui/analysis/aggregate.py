@@ -36,9 +36,6 @@ from torchscan_tui.analysis.activities import (
     DEVICE_ANNOTATION,
     DEVICE_WORK,
     RUNTIME,
-    SKIPPED,
-    UNKNOWN,
-    activity_class,
     device_kind,
 )
 from torchscan_tui.analysis.attribution import (
@@ -103,18 +100,6 @@ def _kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> str
     if linked_id > 0 or activity_cls == RUNTIME:
         return KIND_RUNTIME
     return KIND_OPERATOR
-
-
-def _classes(activities: list[str], devices: list[str]) -> list[str]:
-    """Each event's activity class; one that the table does not place is judged by its
-    device, as torch does live (a trace's unknown categories were set apart on reading)."""
-    by_activity = {activity: activity_class(activity) for activity in set(activities)}
-    if not any(cls in (UNKNOWN, SKIPPED) for cls in by_activity.values()):
-        return list(map(by_activity.__getitem__, activities))
-    return [
-        cls if cls not in (UNKNOWN, SKIPPED) else CPU_OP if device == "CPU" else DEVICE_WORK
-        for cls, device in zip(map(by_activity.__getitem__, activities), devices, strict=True)
-    ]
 
 
 class _MemoryIndex:
@@ -195,7 +180,7 @@ class _Nodes:
         if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
             names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
         devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
-        classes = _classes(columns.activities, devices)
+        classes = columns.classes
         return cls(
             # Interned: equal names become one string, so every later set, dict and
             # comparison over 100k of them matches by identity (~20-60 ms less grouping).
@@ -209,7 +194,7 @@ class _Nodes:
             links=list(columns.linked_ids),
             classes=classes,
             # A CPU event is an op, a range or a runtime call (the device fallback of
-            # _classes and the trace reader's classes both see to it): it nests.
+            # event_classes and the trace reader's classes both see to it): it nests.
             synchronous_cpu=[
                 device == "CPU" and not is_async
                 for device, is_async in zip(devices, columns.asynchronous, strict=True)

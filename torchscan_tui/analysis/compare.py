@@ -188,12 +188,13 @@ def compare_reports(
     return diff
 
 
-RANK_FIGURES = ("compute_seconds", "collective_seconds", "cpu_self_seconds")
+RANK_FIGURES = ("host_compute_seconds", "host_collective_seconds", "host_cpu_self_seconds")
 
 
 def compare_ranks(before: dict, after: dict) -> list[dict]:
-    """Two multi-rank sessions rank by rank (the ranks both have): each rank's compute,
-    collective and total CPU self time, before and after; [] unless both have ranks."""
+    """Two multi-rank sessions rank by rank (the ranks both have): each rank's host
+    compute, collective and total CPU self time, before and after; [] unless both have
+    ranks."""
     sides = [
         {summary["rank"]: summary for summary in (report.get("ranks") or {}).get("per_rank") or []}
         for report in (before, after)
@@ -336,12 +337,12 @@ def text_table(diff: dict, limit: int = 20) -> str:
             " (whole process, the kernel's high-water mark)"
         )
     for entry in diff.get("ranks") or []:  # two multi-rank sessions: rank by rank
-        compute, collective = entry["compute_seconds"], entry["collective_seconds"]
+        compute, collective = entry["host_compute_seconds"], entry["host_collective_seconds"]
         lines.append(
-            f"rank {entry['rank']}: compute {format_seconds(compute['before'])} -> "
+            f"rank {entry['rank']}: host compute {format_seconds(compute['before'])} -> "
             f"{format_seconds(compute['after'])} ({format_ratio(compute['ratio'])}), "
-            f"collectives {format_seconds(collective['before'])} -> "
-            f"{format_seconds(collective['after'])}"
+            f"host collectives {format_seconds(collective['before'])} -> "
+            f"{format_seconds(collective['after'])} (CPU self time)"
         )
     lines.append(
         f"{'delta':>12} {'before':>12} {'after':>12} {'ratio':>8}  {'':<5} operator and shapes"

@@ -1,148 +1,216 @@
-"""The step overview: where each profiled step's time went, and what to try about it.
+"""The step overview: where each step's time went, and what to try about it.
 
-Each step's span (its first event's start to its last event's end) is split the way the
-TensorBoard profiler plugin's overview splits it: every moment goes to the first of these
-that was busy then, so nothing is counted twice and the parts add up to the step:
+Computed as the TensorBoard profiler plugin's overview is (kineto ``tb_plugin``:
+``StepParser._parse_step`` for the categories, ``OverallParser`` for the split), over the
+steps of :mod:`.step_model`. Every moment of a step goes to the first of these that was
+busy then, so nothing is counted twice and the parts add up to the step:
 
-    device kernels > memcpy > memset > runtime (launch calls) > DataLoader wait >
-    CPU work (operators on the host) > other (nothing profiled was running)
+    device kernels > memcpy > memset > communication > runtime (launch calls) >
+    DataLoader > CPU work > other (nothing profiled was running)
 
-The shares over the window lead to plain recommendations, each naming the figure that
-led to it. Pure: profiler events in, plain dicts out.
+Communication is device work launched by a collective (an op named ``nccl:*`` or
+``gloo:*``, or a kernel named ``nccl...Kernel``, as HTA names them) and the host time
+of the collective ops themselves. The shares over the steps lead to recommendations,
+each naming the rule and the figure that fired it (docs/overview-and-ranks.md). Pure:
+event columns in, plain dicts out.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from torchscan_tui.analysis.activities import (
     CPU_OP,
     DEVICE_WORK,
     RUNTIME,
-    activity_class,
-    canonical_category,
     transfer_direction,
 )
-from torchscan_tui.analysis.profiler_events import MEMORY_NAMES, RawEvent
+from torchscan_tui.analysis.intervals import Interval, intersect, length, minus, union
+from torchscan_tui.analysis.profiler_events import EventColumns
+from torchscan_tui.analysis.step_model import (
+    FROM_PROFILER_STEPS,
+    FROM_WHOLE_PROFILE,
+    FROM_WINDOW,
+    MARKERS,
+    PROFILER_STEP,
+    Step,
+    Steps,
+)
 from torchscan_tui.common.formatting import format_seconds
 
-CATEGORIES = ("kernel", "memcpy", "memset", "runtime", "dataloader", "cpu", "other")
+CATEGORIES = (
+    "kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu", "other",
+)  # fmt: skip
 LABELS = {
     "kernel": "device kernels",
     "memcpy": "memcpy",
     "memset": "memset",
+    "communication": "communication",
     "runtime": "runtime (launches)",
-    "dataloader": "DataLoader wait",
+    "dataloader": "DataLoader",
     "cpu": "CPU work",
     "other": "other",
 }
-DATALOADER_PREFIX = "enumerate(DataLoader)"
-DATALOADER_SHARE = 0.10  # above this share of step time, the input pipeline is the lead
+# The plugin's: a DataLoader range is `enumerate(DataLoader)#...__next__` (or DataPipe's).
+DATALOADER_PREFIX, DATALOADER_SUFFIX = "enumerate(DataLoader)#", ".__next__"
+DATAPIPE_PREFIX = "enumerate(DataPipe)#"
+COLLECTIVE_OP = re.compile(r"(nccl|gloo):")
+COLLECTIVE_KERNEL = re.compile(r"nccl.*Kernel")  # HTA's NCCL_KERNEL_RE
+
+# The plugin's thresholds (RunProfileData.analyze): over these the advice is given.
+DATALOADER_SHARE = 0.05
+COMMUNICATION_SHARE = 0.10
+LOW_UTILIZATION = 0.5
+# Ours (the plugin has no such rule; docs/overview-and-ranks.md says why each).
 LAUNCH_BOUND_RUNTIME_SHARE = 0.30
 TINY_KERNEL_S = 10e-6
 HTOD_SHARE = 0.10
+IDLE_SHARE = 0.10
 
-Interval = tuple[int, int]
+
+def _is_dataloader(name: str) -> bool:
+    return (
+        name.startswith(DATALOADER_PREFIX) and name.endswith(DATALOADER_SUFFIX)
+    ) or name.startswith(DATAPIPE_PREFIX)
 
 
-def _category(event: RawEvent) -> str | None:
-    if event.name in MEMORY_NAMES:
-        return None
-    cls = activity_class(canonical_category(event.activity_type))
+def category_intervals(columns: EventColumns) -> dict[str, list[Interval]]:
+    """Each category's busy time over the whole profile, as interval sets, and the
+    host-to-device copies (``htod``) and every kernel, collectives' too (``any_kernel``),
+    apart for the advice."""
+    classes = columns.classes
+    names, starts, ends = columns.names, columns.starts, columns.ends
+    collective_names = {name for name in set(names) if COLLECTIVE_OP.match(name)}
+    collective_ids = {
+        columns.correlation_ids[index]
+        for index, name in enumerate(names)
+        if name in collective_names and classes[index] == CPU_OP
+    } - {0}
+    spans: dict[str, list[Interval]] = {
+        name: [] for name in (*CATEGORIES[:-1], "htod", "any_kernel")
+    }
+    known: dict[tuple[str, str], str | None] = {}  # (name, class): its category
+    devices, linked = columns.devices, columns.linked_ids
+    for index, (name, cls) in enumerate(zip(names, classes, strict=True)):
+        start, end = starts[index], ends[index]
+        if end <= start:
+            continue
+        category = known.get((name, cls), "")
+        if category == "":
+            category = known[name, cls] = _category(name, cls)
+        if category is None:
+            continue
+        if cls == DEVICE_WORK:
+            if category == "kernel":
+                spans["any_kernel"].append((start, end))
+                if linked[index] in collective_ids:
+                    category = "communication"
+            elif category == "communication":
+                spans["any_kernel"].append((start, end))
+            elif category == "htod":
+                spans["htod"].append((start, end))
+                category = "memcpy"
+        elif category == "cpu" and devices[index] != "CPU":
+            continue
+        spans[category].append((start, end))
+    return {name: union(found) for name, found in spans.items()}
+
+
+def _category(name: str, cls: str) -> str | None:
+    """An event's category by its name and class alone (``htod`` for a host-to-device
+    copy, a memcpy); None for what is no work of a step's (the steps themselves, device
+    annotations and waits)."""
     if cls == DEVICE_WORK:
-        direction = transfer_direction(event.name)
+        direction = transfer_direction(name)
         if direction == "memset":
             return "memset"
-        return "memcpy" if direction else "kernel"
+        if direction:
+            return "htod" if direction == "HtoD" else "memcpy"
+        return "communication" if COLLECTIVE_KERNEL.match(name) else "kernel"
     if cls == RUNTIME:
         return "runtime"
-    if cls == CPU_OP and event.device_type == "CPU":
-        return "dataloader" if event.name.startswith(DATALOADER_PREFIX) else "cpu"
+    if cls == CPU_OP:
+        if name in MARKERS or name.startswith(PROFILER_STEP):
+            return None
+        if _is_dataloader(name):
+            return "dataloader"
+        return "communication" if COLLECTIVE_OP.match(name) else "cpu"
     return None
 
 
-def _union(intervals: list[Interval]) -> list[Interval]:
-    merged: list[Interval] = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            if end > merged[-1][1]:
-                merged[-1] = (merged[-1][0], end)
-        else:
-            merged.append((start, end))
-    return merged
+def _within_each(intervals: list[Interval], steps: list[Step]) -> list[int]:
+    """How much of ``intervals`` (a set) lies in each step (disjoint, in order), in ns."""
+    totals = [0] * len(steps)
+    first = 0
+    for position, step in enumerate(steps):
+        while first < len(intervals) and intervals[first][1] <= step.start_ns:
+            first += 1
+        index = first
+        while index < len(intervals) and intervals[index][0] < step.end_ns:
+            start, end = intervals[index]
+            totals[position] += min(end, step.end_ns) - max(start, step.start_ns)
+            index += 1
+    return totals
 
 
-def _minus(intervals: list[Interval], taken: list[Interval]) -> list[Interval]:
-    """``intervals`` (merged) without the parts in ``taken`` (merged)."""
-    left: list[Interval] = []
-    j = 0
-    for start, end in intervals:
-        while j < len(taken) and taken[j][1] <= start:
-            j += 1
-        k, cursor = j, start
-        while k < len(taken) and taken[k][0] < end:
-            if taken[k][0] > cursor:
-                left.append((cursor, taken[k][0]))
-            cursor = max(cursor, taken[k][1])
-            k += 1
-        if cursor < end:
-            left.append((cursor, end))
-    return left
-
-
-def _length(intervals: list[Interval]) -> int:
-    return sum(end - start for start, end in intervals)
-
-
-def step_breakdown(events: Sequence[RawEvent]) -> dict:
-    """One step: its span in seconds and each category's seconds (they add up to it)."""
-    spans: dict[str, list[Interval]] = {name: [] for name in CATEGORIES}
-    first, last = None, None
-    for event in events:
-        category = _category(event)
-        if category is None or event.end_ns <= event.start_ns:
-            continue
-        spans[category].append((event.start_ns, event.end_ns))
-        first = event.start_ns if first is None else min(first, event.start_ns)
-        last = event.end_ns if last is None else max(last, event.end_ns)
-    if first is None or last is None:
-        return {"seconds": 0.0, **{name: 0.0 for name in CATEGORIES}}
-    taken: list[Interval] = []
-    parts: dict[str, float] = {}
+def step_overview(
+    columns: EventColumns, steps: Steps, kernels: Sequence[dict] = (), rows: Sequence = ()
+) -> dict | None:
+    """Every step's split, the shares over all steps and the recommendations; None
+    when the profile has no step. ``kernels`` (the kernel view) and ``rows`` (the
+    operator rows) are the figures some recommendations cite."""
+    if not steps.steps:
+        return None
+    busy = category_intervals(columns)
+    in_steps = union((step.start_ns, step.end_ns) for step in steps.steps)
+    free = in_steps
+    per_category: dict[str, list[int]] = {}
     for name in CATEGORIES[:-1]:
-        own = _minus(_union(spans[name]), taken)
-        parts[name] = _length(own) / 1e9
-        taken = _union(taken + own)
-    total = (last - first) / 1e9
-    parts["other"] = max(total - sum(parts.values()), 0.0)
-    return {"seconds": total, **parts}
-
-
-def step_overview(steps: Sequence[Sequence[RawEvent]], kernels: Sequence[dict] = ()) -> dict:
-    """Every step's breakdown, the shares over the window, and the recommendations."""
-    per_step = [step_breakdown(events) for events in steps]
-    total = sum(step["seconds"] for step in per_step)
-    shares = {
-        name: (sum(step[name] for step in per_step) / total if total else None)
-        for name in CATEGORIES
+        own = intersect(free, busy[name])
+        per_category[name] = _within_each(own, steps.steps)
+        free = minus(free, own)
+    per_category["other"] = _within_each(free, steps.steps)
+    per_step = [
+        {
+            "name": step.name,
+            "seconds": step.seconds,
+            **{name: per_category[name][index] / 1e9 for name in CATEGORIES},
+        }
+        for index, step in enumerate(steps.steps)
+    ]
+    total = sum(step.end_ns - step.start_ns for step in steps.steps)
+    shares = {name: (sum(per_category[name]) / total if total else None) for name in CATEGORIES}
+    span = [(steps.steps[0].start_ns, steps.steps[-1].end_ns)]
+    figures = {
+        # The plugin's GPU utilization: kernels' busy time over the steps' whole span.
+        "utilization": length(intersect(busy["any_kernel"], span)) / (span[0][1] - span[0][0])
+        if busy["any_kernel"] and span[0][1] > span[0][0]
+        else None,
+        "htod_share": length(intersect(busy["htod"], in_steps)) / total if total else None,
+        "device_work": any(busy[name] for name in ("kernel", "memcpy", "memset", "any_kernel")),
     }
     return {
         "categories": [{"name": name, "label": LABELS[name]} for name in CATEGORIES],
         "steps": per_step,
         "shares": shares,
-        "recommendations": recommendations(per_step, shares, kernels, steps),
+        "source": steps.source,
+        "dropped_steps": steps.dropped,
+        "device_utilization": figures["utilization"],
+        "recommendations": recommendations(shares, figures, kernels, rows),
     }
 
 
 def recommendations(
-    per_step: list[dict],
     shares: dict[str, float | None],
+    figures: dict,
     kernels: Sequence[dict],
-    steps: Sequence[Sequence[RawEvent]],
+    rows: Sequence,
 ) -> list[dict]:
-    """Plain advice from the shares, each with the figure behind it (``because``)."""
+    """Plain advice from the shares, each with its rule's code and the figure behind it
+    (``because``); the rules and thresholds are in docs/overview-and-ranks.md."""
     advice: list[dict] = []
-    if not per_step or not any(step["seconds"] for step in per_step):
+    if not any(shares.values()):
         return advice
 
     def add(code: str, text: str, because: str) -> None:
@@ -154,72 +222,127 @@ def recommendations(
             "input_bound",
             "The steps wait on the DataLoader: raise num_workers, set pin_memory=True, or "
             "make each sample cheaper to load.",
-            f"DataLoader wait is {dataloader:.0%} of step time (over {DATALOADER_SHARE:.0%}).",
+            f"DataLoader is {dataloader:.1%} of step time (over {DATALOADER_SHARE:.0%}).",
+        )
+    communication = shares.get("communication") or 0.0
+    if communication > COMMUNICATION_SHARE:
+        add(
+            "communication_bound",
+            "Much of each step is communication: overlap it with compute (DDP's bucketing, "
+            "gradient accumulation with no_sync), or compress gradients (DDP comm hooks).",
+            f"communication is {communication:.1%} of step time (over {COMMUNICATION_SHARE:.0%}).",
+        )
+    utilization = figures.get("utilization")
+    if utilization is not None and utilization < LOW_UTILIZATION:
+        add(
+            "low_device_utilization",
+            "The device runs kernels for less than half of the steps' time: a larger batch "
+            "gives it more work per launch (mind convergence), and the host work between "
+            "launches is the other place to look.",
+            f"kernels ran {utilization:.1%} of the steps' span (under {LOW_UTILIZATION:.0%}).",
         )
     device_kernels = [k for k in kernels if not k.get("direction")]
     runtime = shares.get("runtime") or 0.0
     if device_kernels:
         calls = sum(k["calls"] for k in device_kernels)
-        busy = sum(k["total_seconds"] for k in device_kernels)
-        mean = busy / calls if calls else 0.0
+        mean = sum(k["total_seconds"] for k in device_kernels) / calls if calls else 0.0
         if runtime > LAUNCH_BOUND_RUNTIME_SHARE and mean < TINY_KERNEL_S:
             add(
                 "launch_bound",
                 "Launch-bound: many tiny kernels, and the host spends its time launching "
                 "them. Try CUDA graphs or torch.compile to fuse them.",
-                f"runtime is {runtime:.0%} of step time; {calls:,} kernels average "
+                f"runtime is {runtime:.1%} of step time; {calls:,} kernels average "
                 f"{format_seconds(mean)}.",
             )
-    htod = [k for k in kernels if k.get("direction") == "HtoD"]
-    memcpy = shares.get("memcpy") or 0.0
-    if htod and memcpy > HTOD_SHARE:
-        copied = sum(k["total_seconds"] for k in htod)
+    htod = figures.get("htod_share") or 0.0
+    if htod > HTOD_SHARE:
         add(
             "host_to_device_copies",
             "Large host-to-device copies: pin_memory=True in the DataLoader and "
             ".to(device, non_blocking=True) let them overlap compute.",
-            f"memcpy is {memcpy:.0%} of step time; HtoD copies took {format_seconds(copied)}.",
+            f"host-to-device copies are {htod:.1%} of step time (over {HTOD_SHARE:.0%}).",
         )
     other = shares.get("other") or 0.0
-    if kernels and other > 0.2:
+    if other > IDLE_SHARE:
         add(
-            "device_idle",
-            "The device sits idle for much of each step: look for synchronisations "
-            "(.item(), .cpu(), printing tensors) and host work between launches.",
-            f"{other:.0%} of step time has nothing profiled running.",
+            "idle",
+            "For part of each step nothing profiled runs: the host sleeps, waits on I/O, a "
+            "lock or a synchronisation (.item(), .cpu(), printing a tensor), or runs code "
+            "the profiler does not see.",
+            f"other is {other:.1%} of step time (over {IDLE_SHARE:.0%}).",
         )
-    if not kernels:
-        add(*_top_families(steps, shares))
+    if not figures.get("device_work"):
+        add(*_largest_operators(rows, shares))
     return advice
 
 
-def _top_families(steps: Sequence[Sequence[RawEvent]], shares: dict) -> tuple[str, str, str]:
-    """CPU-only: the operator families (aten::mm, aten::conv2d, ...) that take the most."""
-    totals: dict[str, int] = {}
-    for events in steps:
-        for event in events:
-            if _category(event) == "cpu" and event.name.startswith("aten::"):
-                totals[event.name] = totals.get(event.name, 0) + event.end_ns - event.start_ns
+def _largest_operators(rows: Sequence, shares: dict) -> tuple[str, str, str]:
+    """CPU-only: the operators that take the most CPU self time (self time: an op's
+    children are not counted in it again, so linear, matmul and mm are not listed as
+    three costs of one call)."""
+    totals: dict[str, float] = {}
+    for row in rows:
+        if row.get("kind", "operator") == "operator":
+            totals[row["operator"]] = totals.get(row["operator"], 0.0) + row["cpu_self_seconds"]
     top = sorted(totals.items(), key=lambda item: -item[1])[:3]
-    named = ", ".join(f"{name} {format_seconds(ns / 1e9)}" for name, ns in top) or "none"
+    named = ", ".join(f"{name} {format_seconds(seconds)}" for name, seconds in top) or "none"
     cpu = shares.get("cpu") or 0.0
     return (
         "cpu_only",
-        "A CPU-only run: the step is host work. Start with the largest operator families "
-        "(sort by CPU self time, c), then threads (torch.set_num_threads) and batch size.",
-        f"CPU work is {cpu:.0%} of step time; largest aten ops (inclusive): {named}.",
+        "A CPU-only run: the step is host work. Start with the operators that take the "
+        "most (sort by CPU self time, c), then threads (torch.set_num_threads) and batch "
+        "size.",
+        f"CPU work is {cpu:.1%} of step time; most CPU self time: {named}.",
     )
 
 
+SOURCES = {
+    FROM_PROFILER_STEPS: "the trace's ProfilerStep ranges",
+    FROM_WINDOW: "the profiled window's steps",
+    FROM_WHOLE_PROFILE: "the whole profile as one step (no step marked in it)",
+}
+
+
+def overview_source(overview: dict) -> str:
+    """Where the overview's steps came from, and which it dropped, in words."""
+    text = SOURCES.get(overview.get("source") or "", "the profile's steps")
+    dropped = overview.get("dropped_steps") or []
+    if dropped:
+        text += (
+            f"; step {', '.join(map(str, dropped))} left out: it launched none or too little of "
+            "its device work within the profile (the plugin's rule)"
+        )
+    return text
+
+
+def device_timeline_line(timeline: dict | None) -> str | None:
+    """``device timeline (HTA): compute 59%, non-compute 1%, idle 39% of 830.5 ms``."""
+    if not timeline:
+        return None
+    line = (
+        f"device timeline (HTA's breakdown): compute {timeline['compute_share']:.0%}, "
+        f"non-compute {timeline['non_compute_share']:.0%}, idle {timeline['idle_share']:.0%} "
+        f"of {format_seconds(timeline['span_seconds'])}"
+    )
+    overlap = timeline.get("comm_comp_overlap")
+    if overlap is not None:
+        line += f"; communication overlapped by compute {overlap:.0%}"
+    return line
+
+
 def overview_lines(overview: dict) -> list[str]:
-    """The overview as text: shares, then each recommendation and its reason."""
+    """The overview as text: shares, the device timeline, then each recommendation and
+    its reason."""
     shares = overview.get("shares") or {}
     parts = [
         f"{LABELS.get(name, name)} {share:.0%}"
         for name, share in shares.items()
-        if share is not None and share >= 0.005
+        if isinstance(share, (int, float)) and share >= 0.005
     ]
-    lines = ["step time: " + ", ".join(parts)] if parts else []
+    lines = [f"step time ({overview_source(overview)}): " + ", ".join(parts)] if parts else []
+    device = device_timeline_line(overview.get("device_timeline"))
+    if device:
+        lines.append(device)
     for advice in overview.get("recommendations") or []:
         lines.append(f"- {advice['text']} ({advice['because']})")
     return lines

@@ -13,7 +13,10 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import NamedTuple
+
+from torchscan_tui.analysis.activities import event_classes
 
 MEMORY_EVENT_NAME = "[memory]"
 OUT_OF_MEMORY_EVENT_NAME = "[OutOfMemory]"
@@ -54,6 +57,18 @@ class RawEvent(NamedTuple):
     hidden: bool = False
 
 
+DEVICE_WAIT_ACTIVITY = "cuda_sync"
+
+
+class DeviceWait(NamedTuple):
+    """A synchronisation on a device's stream (``Stream Sync``, ``Context Sync``, ...)."""
+
+    name: str
+    start_ns: int
+    end_ns: int
+    correlation_id: int
+
+
 @dataclass
 class EventColumns:
     """The events grouping keeps, as parallel lists in the events' order.
@@ -62,7 +77,9 @@ class EventColumns:
     of their own unless no operator holds them; ``event_count`` counts every event read,
     the dropped ones included; ``set_apart`` counts, by trace category, the events a
     trace reader left out because they are not operators nor device work (waits, and
-    categories it cannot place), so a report can name them.
+    categories it cannot place), so a report can name them. ``device_waits`` are the
+    synchronisations drawn on a device's stream (``cuda_sync``): never device time of an
+    operator, but busy time of the device timeline as HTA counts it.
     """
 
     names: list[str]
@@ -79,6 +96,13 @@ class EventColumns:
     memory: list[RawEvent]
     event_count: int
     set_apart: dict[str, int] = field(default_factory=dict)
+    device_waits: list[DeviceWait] = field(default_factory=list)
+
+    @cached_property
+    def classes(self) -> list[str]:
+        """Each event's activity class (:func:`~.activities.event_classes`), worked out
+        once for the readers that need it (grouping, the steps, the summaries)."""
+        return event_classes(self.activities, self.devices)
 
     @classmethod
     def from_events(cls, events: Sequence[RawEvent]) -> EventColumns:
@@ -94,6 +118,11 @@ class EventColumns:
             shapes, annotations, activities,
             memory=[event for event in events if event.name in MEMORY_NAMES],
             event_count=len(events),
+            device_waits=[
+                DeviceWait(event.name, event.start_ns, event.end_ns, event.correlation_id)
+                for event in events
+                if event.activity_type == DEVICE_WAIT_ACTIVITY
+            ],
         )  # fmt: skip
 
 
@@ -121,24 +150,16 @@ def window_events(events: Sequence[RawEvent]) -> tuple[list[RawEvent], list[list
     return kept, steps
 
 
-PROFILER_STEP_PREFIX = "ProfilerStep#"
-
-
-def profiler_steps(events: Sequence[RawEvent]) -> tuple[list[list[RawEvent]], list[float]]:
-    """A script's own profile cut into its ``ProfilerStep#N`` ranges (the ones
-    ``prof.step()`` draws): each step's events, by their start, and each step's seconds.
-    Without such ranges, the whole profile is one step with no wall time of its own."""
-    ranges = sorted(
-        (event.start_ns, event.end_ns)
-        for event in events
-        if event.name.startswith(PROFILER_STEP_PREFIX) and event.device_type == "CPU"
-    )
+def profiler_steps(events: Sequence[RawEvent], ranges: Sequence) -> list[list[RawEvent]]:
+    """A script's own profile cut into its steps (the ``ProfilerStep#N`` ranges of
+    :func:`~.step_model.host_steps`, with ``start_ns`` and ``end_ns``): each step's
+    events, by their start. Without such ranges, the whole profile is one step."""
     if not ranges:
-        return [list(events)], []
-    starts = [start for start, _ in ranges]
+        return [list(events)]
+    starts = [step.start_ns for step in ranges]
     steps: list[list[RawEvent]] = [[] for _ in ranges]
     for event in events:
         index = bisect_right(starts, event.start_ns) - 1
-        if index >= 0 and event.start_ns <= ranges[index][1]:
+        if index >= 0 and event.start_ns <= ranges[index].end_ns:
             steps[index].append(event)
-    return steps, [(end - start) / 1e9 for start, end in ranges]
+    return steps

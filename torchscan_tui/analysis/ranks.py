@@ -1,25 +1,38 @@
-"""Many ranks as one session: the cross-rank rows, each rank's summary, the straggler.
+"""Many ranks as one session: the cross-rank rows and kernels, each rank's summary, the
+straggler.
 
 Each rank's report is read as one profile is (its rows, in its own units); here they meet.
 A cross-rank row is one (operator, shapes, kind) with its CPU self time on every rank (a
 rank where it did not run took no time in it: zero there, a true figure), and the
 table's figures are the median rank's. The spread (max - min) ranks them: the rows where
-the ranks differ most come first. Collectives (``nccl:*``, ``gloo:*``, ``c10d::*``,
-``record_param_comms``) are counted apart from compute: a fast rank waits in them for a
-slow one, so the straggler is the rank with the most compute, and the line that names
-it also names the operator where its compute exceeds the median's most.
+the ranks differ most come first. The cross-rank kernel view is the same for the kernel
+view's rows.
+
+Each rank's summary has two sides, named as such wherever they are shown:
+
+* **host**: the CPU self time of its ops, split into collectives (``nccl:*``,
+  ``gloo:*``, ``c10d::*``, ``record_param_comms``) and the rest (host compute);
+* **device**: HTA's temporal breakdown of its device timeline (idle, compute,
+  non-compute, communication/computation overlap: :mod:`.device_timeline`).
+
+The straggler is the rank with the most compute per step (device kernels' time per step
+where the ranks ran device work, else host CPU work per step, from each rank's step
+overview), named only when it exceeds the median rank's by more than a threshold and
+more than the ranks' own step-to-step spread; the line says both. On device traces, HTA's
+evidence is added: when each rank's main collective kernel starts within its steps.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
-from torchscan_tui.analysis.records import Row
+from torchscan_tui.analysis.records import KernelRow, Row
 from torchscan_tui.common.formatting import describe_row, format_seconds
 
 COLLECTIVE_PREFIXES = ("nccl:", "gloo:", "c10d::", "record_param_comms", "ProcessGroup")
 CROSS_RANK = "ranks"  # a cross-rank row's per-rank figures
+STRAGGLER_THRESHOLD = 0.10  # a rank must be more than this much slower than the median
 
 
 def is_collective(operator: str) -> bool:
@@ -30,21 +43,54 @@ def _key(row: Mapping) -> tuple:
     return row["operator"], repr(row["input_shapes"]), row.get("kind", "operator")
 
 
-def rank_summary(rank: int, rows: list[Row]) -> dict:
-    """One rank: its total CPU self time, split into collectives and compute."""
+def rank_summary(rank: int, report: Mapping) -> dict:
+    """One rank: its host-side CPU self time split into collectives and compute, its
+    device timeline (HTA's breakdown, None without device work) and its compute in each
+    step (from its step overview: device kernels, or host CPU work without a device)."""
+    rows = report.get("operators") or []
     total = sum(row["cpu_self_seconds"] for row in rows)
     collective = sum(row["cpu_self_seconds"] for row in rows if is_collective(row["operator"]))
+    overview = report.get("overview") or {}
+    device = overview.get("device_timeline")
+    measure = "kernel" if device else "cpu"
+    per_step = [step[measure] for step in overview.get("steps") or []]
     return {
         "rank": rank,
         "rows": len(rows),
-        "cpu_self_seconds": total,
-        "collective_seconds": collective,
-        "compute_seconds": total - collective,
+        "host_cpu_self_seconds": total,
+        "host_collective_seconds": collective,
+        "host_compute_seconds": total - collective,
+        "compute_per_step": per_step,
+        "compute_measure": "device kernels" if device else "host CPU work",
+        "device_timeline": device,
+        "collective_starts": overview.get("collective_starts") or {},
     }
 
 
+def _per_rank_figures(found: Mapping[int, Mapping], ranks: Sequence[int], field: str) -> dict:
+    """One figure on every rank (0 where the rank has no such row), its median, spread and
+    slowest rank."""
+    seconds = {rank: found[rank][field] if rank in found else 0.0 for rank in ranks}
+    values = list(seconds.values())
+    return {
+        "min": min(values),
+        "median": statistics.median(values),
+        "max": max(values),
+        "spread": max(values) - min(values),
+        "slowest_rank": max(ranks, key=lambda rank: seconds[rank]),
+        "seconds": {str(rank): value for rank, value in seconds.items()},
+    }
+
+
+def _median_of(found: Mapping[int, Mapping], ranks: Sequence[int], field: str) -> int:
+    return round(statistics.median(found[r][field] if r in found else 0 for r in ranks))
+
+
 def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
-    """One row per (operator, shapes, kind) over every rank, the widest spread first."""
+    """One row per (operator, shapes, kind) over every rank, the widest spread first.
+
+    Every field a rank's row has is kept (the median rank's where it is a figure, the
+    first rank's otherwise), so a field added to rows reaches this view unnamed here."""
     ranks = sorted(per_rank)
     by_key: dict[tuple, dict[int, Row]] = {}
     for rank in ranks:
@@ -52,61 +98,182 @@ def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
             by_key.setdefault(_key(row), {})[rank] = row
     rows: list[Row] = []
     for found in by_key.values():
-        seconds = {rank: found[rank]["cpu_self_seconds"] if rank in found else 0.0
-                   for rank in ranks}  # fmt: skip
+        figures = _per_rank_figures(found, ranks, "cpu_self_seconds")
         device = [found[r]["device_self_seconds"] for r in found
                   if found[r].get("device_self_seconds") is not None]  # fmt: skip
         sample = next(iter(found.values()))
-        slowest = max(ranks, key=lambda rank: seconds[rank])
-        values = list(seconds.values())
         row: Row = {
-            "operator": sample["operator"],
-            "input_shapes": sample["input_shapes"],
+            **sample,
             "kind": sample.get("kind", "operator"),
-            "calls": round(
-                statistics.median(found[r]["calls"] if r in found else 0 for r in ranks)
-            ),  # fmt: skip
-            "cpu_self_seconds": statistics.median(values),
+            "calls": _median_of(found, ranks, "calls"),
+            "cpu_self_seconds": figures["median"],
             "device_self_seconds": statistics.median(device) if device else None,
-            "cpu_net_bytes": round(
-                statistics.median(found[r]["cpu_net_bytes"] if r in found else 0 for r in ranks)
-            ),  # fmt: skip
+            "cpu_net_bytes": _median_of(found, ranks, "cpu_net_bytes"),
             "callers": dict(sample.get("callers") or {}),
             "diagnostics": [],
+            CROSS_RANK: figures,
         }
-        row[CROSS_RANK] = {  # type: ignore[typeddict-unknown-key]
-            "min": min(values),
-            "median": statistics.median(values),
-            "max": max(values),
-            "spread": max(values) - min(values),
-            "slowest_rank": slowest,
-            "seconds": {str(rank): value for rank, value in seconds.items()},
-        }
+        row.pop("rank", None)  # a live rank's tag: the row is every rank's now
+        row.pop("cpu_self_seconds_per_step", None)  # one rank's steps, not the median's
         rows.append(row)
-    rows.sort(key=lambda row: (-row[CROSS_RANK]["spread"], row["operator"]))  # type: ignore[typeddict-item]
+    rows.sort(key=lambda row: (-row[CROSS_RANK]["spread"], row["operator"]))
     return rows
 
 
-def straggler_line(summaries: list[dict], rows: list[Row]) -> str | None:
-    """``rank 1 is 245% slower than the median, in aten::mm [[64, 64], [64, 64]]``: the
-    rank with the most compute, how far above the median rank's, and the operator where
-    its time exceeds that row's median most. None with fewer than two ranks."""
+def cross_rank_kernels(per_rank: Mapping[int, Sequence[KernelRow]]) -> list[KernelRow]:
+    """The kernel view over every rank: per (kernel, launching operator), the median
+    rank's calls and total time, the fastest and slowest single run on any rank, and each
+    rank's total; the largest median total first."""
+    ranks = sorted(per_rank)
+    by_key: dict[tuple[str, str], dict[int, KernelRow]] = {}
+    for rank in ranks:
+        for kernel in per_rank[rank]:
+            by_key.setdefault((kernel["kernel"], kernel["operator"]), {})[rank] = kernel
+    merged: list[KernelRow] = []
+    for found in by_key.values():
+        figures = _per_rank_figures(found, ranks, "total_seconds")
+        calls = _median_of(found, ranks, "calls")
+        sample = next(iter(found.values()))
+        merged.append({
+            **sample,
+            "calls": calls,
+            "total_seconds": figures["median"],
+            "mean_seconds": figures["median"] / calls if calls else 0.0,
+            "min_seconds": min(k["min_seconds"] for k in found.values()),
+            "max_seconds": max(k["max_seconds"] for k in found.values()),
+            CROSS_RANK: figures,
+        })  # fmt: skip
+    merged.sort(key=lambda kernel: (-kernel["total_seconds"], kernel["kernel"]))
+    return merged
+
+
+def _mean_compute(summary: Mapping) -> float | None:
+    per_step = summary.get("compute_per_step") or []
+    return statistics.fmean(per_step) if per_step else None
+
+
+def _step_spread(summary: Mapping) -> float | None:
+    """A rank's own step-to-step variation of its compute: (max - min) / median."""
+    per_step = summary.get("compute_per_step") or []
+    if len(per_step) < 2 or statistics.median(per_step) <= 0:
+        return None
+    return (max(per_step) - min(per_step)) / statistics.median(per_step)
+
+
+def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
+    """The straggler verdict: who, by how much, against which bar, and where; None with
+    fewer than two ranks or no compute to compare (module docstring for the rule)."""
     if len(summaries) < 2:
         return None
-    median = statistics.median(summary["compute_seconds"] for summary in summaries)
-    slowest = max(summaries, key=lambda summary: summary["compute_seconds"])
-    if median <= 0 or slowest["compute_seconds"] <= median:
+    compute = {summary["rank"]: _mean_compute(summary) for summary in summaries}
+    if None in compute.values():  # no step figures: the host compute over the whole run
+        compute = {summary["rank"]: summary["host_compute_seconds"] for summary in summaries}
+        measure, per = "host compute", ""
+    else:
+        measure, per = f"{summaries[0]['compute_measure']} per step", " a step"
+    median = statistics.median(compute.values())
+    slowest = max(compute, key=lambda rank: compute[rank])
+    if median <= 0:
         return None
-    rank = str(slowest["rank"])
-    compute = [row for row in rows if not is_collective(row["operator"])]
-    worst = max(
-        compute,
-        key=lambda row: row[CROSS_RANK]["seconds"][rank] - row[CROSS_RANK]["median"],  # type: ignore[typeddict-item]
-        default=None,
+    gap = compute[slowest] / median - 1
+    spreads = [spread for spread in map(_step_spread, summaries) if spread is not None]
+    noise = statistics.median(spreads) if spreads else None
+    bar = max(STRAGGLER_THRESHOLD, noise or 0.0)
+    verdict = {
+        "rank": slowest if gap > bar else None,
+        "slowest_rank": slowest,
+        "gap": gap,
+        "threshold": STRAGGLER_THRESHOLD,
+        "step_spread": noise,
+        "measure": measure,
+        "slowest_seconds": compute[slowest],
+        "median_seconds": median,
+        "per": per,
+        "operator": None,
+    }
+    if verdict["rank"] is not None:
+        rank = str(slowest)
+        worst = max(
+            (row for row in rows if not is_collective(row["operator"]) and CROSS_RANK in row),
+            key=lambda row: row[CROSS_RANK]["seconds"][rank] - row[CROSS_RANK]["median"],
+            default=None,
+        )
+        verdict["operator"] = describe_row(worst) if worst is not None else None
+    return verdict
+
+
+def straggler_line(verdict: Mapping | None) -> str | None:
+    """The verdict in one line: ``rank 1 is 245% slower than the median rank in host CPU
+    work per step (...), beyond the 10% threshold and the ranks' 8% step-to-step spread;
+    most in aten::mm [[64, 64], [64, 64]]``, or ``no straggler: ...``."""
+    if verdict is None:
+        return None
+    figures = (
+        f"{format_seconds(verdict['slowest_seconds'])}{verdict['per']} against "
+        f"{format_seconds(verdict['median_seconds'])}"
     )
+    spread = verdict["step_spread"]
+    bar = f"the {verdict['threshold']:.0%} threshold" + (
+        f" and the ranks' {spread:.0%} step-to-step spread" if spread is not None else ""
+    )
+    if verdict["rank"] is None:
+        return (
+            f"no straggler: the slowest rank (rank {verdict['slowest_rank']}) is "
+            f"{verdict['gap']:.0%} above the median rank in {verdict['measure']} "
+            f"({figures}), within {bar}"
+        )
     line = (
-        f"rank {rank} is {(slowest['compute_seconds'] / median - 1) * 100:.0f}% slower than "
-        f"the median rank ({format_seconds(slowest['compute_seconds'])} of compute against "
-        f"{format_seconds(median)})"
+        f"rank {verdict['rank']} is {verdict['gap']:.0%} slower than the median rank in "
+        f"{verdict['measure']} ({figures}), beyond {bar}"
     )
-    return line + (f", in {describe_row(worst)}" if worst is not None else "")
+    return line + (f"; most in {verdict['operator']}" if verdict["operator"] else "")
+
+
+def collective_evidence(summaries: Sequence[Mapping]) -> dict | None:
+    """HTA's straggler evidence: the main collective kernel (the one whose length varies
+    most across ranks, HTA's choice) and when it starts within each rank's steps, as a
+    share of the step; the rank where it starts latest arrived last. None without long
+    collective kernels on every rank."""
+    names = set.intersection(*(set(s.get("collective_starts") or {}) for s in summaries))
+    if len(summaries) < 2 or not names:
+        return None
+
+    def variation(name: str) -> float:
+        per_step = zip(*(s["collective_starts"][name]["durations"] for s in summaries),
+                       strict=False)  # fmt: skip
+        spreads = [statistics.pstdev(v) for v in per_step if None not in v]
+        return statistics.fmean(spreads) if spreads else -1.0
+
+    main = max(sorted(names), key=variation)
+    starts = {}
+    for summary in summaries:
+        known = [s for s in summary["collective_starts"][main]["starts"] if s is not None]
+        if known:
+            starts[str(summary["rank"])] = statistics.fmean(known)
+    if len(starts) < 2:
+        return None
+    latest = max(starts, key=lambda rank: starts[rank])
+    return {"kernel": main, "starts": starts, "latest_rank": int(latest)}
+
+
+def evidence_line(evidence: Mapping | None) -> str | None:
+    if not evidence:
+        return None
+    starts = evidence["starts"]
+    median = statistics.median(starts.values())
+    latest = str(evidence["latest_rank"])
+    return (
+        f"rank {latest}'s main collective kernel ({evidence['kernel']}) starts latest in "
+        f"its steps: at {starts[latest]:.0%} of the step, the median rank's at {median:.0%} "
+        "(HTA's straggler evidence)"
+    )
+
+
+def straggler_lines(context: Mapping) -> list[str]:
+    """A multi-rank report's verdict and evidence lines, labelled, as text and the ranks
+    dialog show them."""
+    return [
+        f"{label}: {context[key]}"
+        for key, label in (("straggler", "straggler"), ("straggler_evidence", "evidence"))
+        if context.get(key)
+    ]

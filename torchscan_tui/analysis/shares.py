@@ -18,6 +18,8 @@ from torchscan_tui.common.formatting import format_shapes
 
 TOP_BARS = 12
 FIELD_LABELS = {"cpu_self_seconds": "CPU self time", "device_self_seconds": "device self time"}
+# How a report's rows are ordered (``context.ranked_by``): a time field, or the ranks' spread.
+RANKED_BY_LABELS = {**FIELD_LABELS, "rank_spread": "how much the ranks differ (CPU self time)"}
 
 
 def chart_fields(keys: dict[str, str]) -> dict[str, tuple[str, str]]:

@@ -25,7 +25,15 @@ from pathlib import Path
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.ranking import self_time_sums
-from torchscan_tui.analysis.ranks import cross_rank_rows, rank_summary, straggler_line
+from torchscan_tui.analysis.ranks import (
+    collective_evidence,
+    cross_rank_kernels,
+    cross_rank_rows,
+    evidence_line,
+    rank_summary,
+    straggler,
+    straggler_line,
+)
 from torchscan_tui.formats.opening import open_profile, traces_in
 from torchscan_tui.formats.report import ReportError, new_report
 from torchscan_tui.formats.report_schema import Report
@@ -106,16 +114,20 @@ def open_rank_directory(
 
 
 def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
-    """One report for every rank: cross-rank rows, each rank's rows and summary."""
+    """One report for every rank: cross-rank rows and kernels, each rank's rows, kernels
+    and summary (host and device sides), the straggler verdict."""
     ranks = sorted(by_rank)
     per_rank_rows = {rank: by_rank[rank][1]["operators"] for rank in ranks}
+    per_rank_kernels = {rank: by_rank[rank][1].get("kernels") or [] for rank in ranks}
     rows = cross_rank_rows(per_rank_rows)
     summaries = []
     for rank in ranks:
         path, report = by_rank[rank]
-        summary = rank_summary(rank, report["operators"])
+        summary = rank_summary(rank, report)
         rss = (report.get("totals") or {}).get("process_peak_rss")
-        steps = ((report.get("context") or {}).get("steps") or {}).get("step_seconds") or []
+        steps = ((report.get("context") or {}).get("steps") or {}).get("step_seconds") or [
+            step["seconds"] for step in (report.get("overview") or {}).get("steps") or []
+        ]  # a trace's steps are its overview's
         summary.update(
             source=str(path),
             peak_rss=rss["value"] if rss else None,
@@ -124,7 +136,8 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
         summaries.append(summary)
     first = by_rank[ranks[0]][1]
     info = (first.get("context") or {}).get("distributed") or {}
-    straggler = straggler_line(summaries, rows)
+    verdict = straggler(summaries, rows)
+    evidence = collective_evidence(summaries)
     notes = [
         diag.make(
             "cross_rank_rows",
@@ -141,21 +154,30 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
             "device": (first.get("context") or {}).get("device", "cpu"),
             "row_limit": None,
             "total_grouped_operators": len(rows),
-            "ranked_by": "cpu_self_seconds",
+            "ranked_by": "rank_spread",
             "source": "rank traces",
             "ranks": len(ranks),
             "world_size": info.get("world_size") or len(ranks),
             "backend": info.get("backend"),
-            "straggler": straggler,
+            "straggler": straggler_line(verdict),
+            "straggler_evidence": evidence_line(evidence),
             **self_time_sums(rows),
         },
+        kernels=cross_rank_kernels(per_rank_kernels),
         diagnostics=notes,
         workload={"script": None},
         run={"complete": complete},
         ranks={
             "world_size": info.get("world_size") or len(ranks),
+            "straggler": verdict,
+            "collective_evidence": evidence,
             "per_rank": [
-                {**summary, "operators": per_rank_rows[summary["rank"]]} for summary in summaries
+                {
+                    **summary,
+                    "operators": per_rank_rows[summary["rank"]],
+                    "kernels": per_rank_kernels[summary["rank"]],
+                }
+                for summary in summaries
             ],
-        },  # fmt: skip
+        },
     )

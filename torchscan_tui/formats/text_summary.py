@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.overview import overview_lines
-from torchscan_tui.analysis.shares import FIELD_LABELS
+from torchscan_tui.analysis.ranks import straggler_lines
+from torchscan_tui.analysis.shares import RANKED_BY_LABELS
 from torchscan_tui.analysis.step_summary import peak_scope, step_line
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
@@ -23,7 +24,7 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     the count comes from its context."""
     context = report.get("context") or {}
     total = context.get("total_grouped_operators") or len(rows)
-    ranked = FIELD_LABELS.get(context.get("ranked_by"), "self time")
+    ranked = RANKED_BY_LABELS.get(context.get("ranked_by"), "self time")
     header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss:
@@ -36,8 +37,7 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
         header += f"; {steps}"
     if context.get("ranks"):
         header += f"; {context['ranks']} ranks"
-    lines_before = [f"straggler: {context['straggler']}"] if context.get("straggler") else []
-    lines = [neutralise_controls(header), *map(neutralise_controls, lines_before)]
+    lines = [neutralise_controls(header), *map(neutralise_controls, straggler_lines(context))]
     lines.append(
         f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"
     )

@@ -19,10 +19,16 @@ from typing import Any
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
-from torchscan_tui.analysis.overview import step_overview
-from torchscan_tui.analysis.profiler_events import RawEvent, profiler_steps, window_events
+from torchscan_tui.analysis.profiler_events import (
+    EventColumns,
+    RawEvent,
+    profiler_steps,
+    window_events,
+)
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_steps
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
+from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
@@ -259,10 +265,14 @@ def profile_workload(
     progress("aggregating")
     with gc_paused():
         steps: list = []
+        step_model: Steps | None = None
         if adopted is not None and adopted.events is not None:
             raw_events = adopted.events  # the script's own profile: its window
-            steps, step_seconds = profiler_steps(raw_events)
-            window.adopt(len(steps), step_seconds)
+            columns = EventColumns.from_events(raw_events)
+            step_model = find_steps(columns)
+            own = step_model.host if step_model.source == FROM_PROFILER_STEPS else []
+            steps = profiler_steps(raw_events, own)
+            window.adopt(own)
             prof = adopted.profile  # its trace is the one to export
         else:
             raw_events = extract_raw_events(
@@ -270,6 +280,9 @@ def profile_workload(
                 device_activity=any(a != ProfilerActivity.CPU for a in activities),
             )
             if windowed:
+                columns = EventColumns.from_events(raw_events)
+                step_model = find_steps(columns, first_number=window.warmup + 1)
+                window.time_steps(step_model.steps)
                 raw_events, steps = window_events(raw_events)
         event_total, max_events = len(raw_events), max_events_allowed()
         aggregation = aggregate_events(raw_events[:max_events])
@@ -303,6 +316,10 @@ def profile_workload(
     if row_limit is not None:
         rows = rows[:row_limit]
     kernels = kernel_rows(aggregation)
+    overview = None
+    if step_model is not None and window.window_started:
+        with gc_paused():
+            overview = summaries(columns, step_model, kernels, rows)
     report = new_report(
         operators=rows,
         context={
@@ -321,7 +338,7 @@ def profile_workload(
             **(window.context() if windowed else {}),
         },
         kernels=kernels,
-        overview=step_overview(steps, kernels) if windowed else None,
+        overview=overview,
         diagnostics=notes,
         totals={},
     )

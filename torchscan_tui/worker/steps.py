@@ -18,11 +18,12 @@ exit (a range ended after its profiler was gone).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
+from torchscan_tui.analysis.step_model import Step
 
 
 class WindowComplete(BaseException):  # noqa: N818 - not an error: the window is in
@@ -122,14 +123,23 @@ class StepWindow:
         self._mark = lambda name: None
         self._settle = lambda: None
 
-    def adopt(self, steps: int, step_seconds: list[float]) -> None:
-        """The report is the script's own profile (:class:`ScriptProfiler`): its steps."""
+    def time_steps(self, steps: Sequence[Step]) -> None:
+        """Each profiled step's wall time from the profile's own steps (marker to marker,
+        to the end of its device work: :mod:`~torchscan_tui.analysis.step_model`), so the
+        header, the text and the step overview give one timing. Kept as clocked here when
+        the profile does not hold one step per step timed."""
+        if len(steps) == len(self.step_seconds):
+            self.step_seconds = [step.seconds for step in steps]
+
+    def adopt(self, steps: Sequence[Step]) -> None:
+        """The report is the script's own profile (:class:`ScriptProfiler`): its steps
+        (their ``ProfilerStep`` host ranges)."""
         self.adopted = True
         self.window_started = True
         self.source = "the script's own torch.profiler (prof.step())"
         self.warmup = 0
-        self.steps = steps
-        self.step_seconds = list(step_seconds)
+        self.steps = max(len(steps), 1)
+        self.step_seconds = [step.seconds for step in steps]
 
     def context(self) -> dict:
         """What the report says of the steps: how many, which, each one's wall time."""

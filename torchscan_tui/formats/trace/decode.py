@@ -36,7 +36,7 @@ EVENT_FIELDS = (
 ARGS_FIELDS = (
     ("external_id", "External id", 0), ("correlation", "correlation", None),
     ("device_type", "Device Type", 0), ("nbytes", "Bytes", 0),
-    ("legacy_external_id", "external id", 0),
+    ("legacy_external_id", "external id", 0), ("stream", "stream", None),
 )  # fmt: skip
 
 

@@ -35,12 +35,16 @@ from torchscan_tui.analysis.activities import (
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
 from torchscan_tui.analysis.profiler_events import (
+    DEVICE_WAIT_ACTIVITY,
     FILTERED_NAMES,
     MEMORY_EVENT_NAME,
+    DeviceWait,
     EventColumns,
     RawEvent,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.analysis.step_model import find_steps
+from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
 from torchscan_tui.formats.report import (
     ReportError,
@@ -130,6 +134,33 @@ def _memory_instants(trace_events: list) -> list[RawEvent]:
     )
 
 
+def _stream_number(value: object) -> int:
+    """A device event's ``stream`` as HTA reads it: the number, or -1 where it is none."""
+    try:
+        return int(value)  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return -1
+
+
+def _device_waits(trace_events: list) -> list[DeviceWait]:
+    """The synchronisations drawn on a device stream (``cuda_sync`` with a ``stream``):
+    busy time of the device timeline as HTA counts it, never an operator's device time."""
+    waits = [
+        entry
+        for entry in trace_events
+        if entry.ph == "X"
+        and entry.cat == DEVICE_WAIT_ACTIVITY
+        and entry.args is not None
+        and _stream_number(entry.args.stream) != -1
+    ]
+    starts = nanoseconds(list(map(_TS, waits)))
+    ends = list(map(add, starts, nanoseconds(list(map(_DURATION, waits)))))
+    return [
+        DeviceWait(str(entry.name), start, end, _stream_number(entry.args.correlation))
+        for entry, start, end in zip(waits, starts, ends, strict=True)
+    ]
+
+
 def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
     """The complete events grouping reads, their canonical categories and activity
     classes, and how many events of each category it set apart (waits and categories it
@@ -215,6 +246,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
             for a, device in zip(args, on_device, strict=True)
         ]
         threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
+        waits = _device_waits(trace_events)
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a time, id or size that is not a number or is out "
@@ -239,6 +271,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         memory=memory,
         event_count=read,
         set_apart=dict(set_apart),
+        device_waits=waits,
     )
 
 
@@ -309,6 +342,7 @@ def report_from_trace(
             )
         )
     notes += device_diagnostics(aggregation, events.set_apart)
+    kernels = kernel_rows(aggregation)
     return new_report(
         operators=rows,
         context={
@@ -324,7 +358,8 @@ def report_from_trace(
             **device_context(aggregation, device_measured),
             **self_time_sums(rows),
         },
-        kernels=kernel_rows(aggregation),
+        kernels=kernels,
+        overview=summaries(events, find_steps(events), kernels, rows),
         diagnostics=notes,
         trace_path=os.path.abspath(source),
         workload={"script": None, "host_name": trace.host_name},

@@ -18,14 +18,19 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from torchscan_tui.analysis.overview import CATEGORIES, LABELS
+from torchscan_tui.analysis.overview import (
+    CATEGORIES,
+    LABELS,
+    device_timeline_line,
+    overview_source,
+)
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.literal import literal
 
-MARKS = {"kernel": "K", "memcpy": "C", "memset": "S", "runtime": "R", "dataloader": "D",
-         "cpu": "H", "other": "·"}  # fmt: skip
-STYLES = {"kernel": "green", "memcpy": "magenta", "memset": "magenta", "runtime": "yellow",
-          "dataloader": "red", "cpu": "cyan", "other": "dim"}  # fmt: skip
+MARKS = {"kernel": "K", "memcpy": "C", "memset": "S", "communication": "N", "runtime": "R",
+         "dataloader": "D", "cpu": "H", "other": "·"}  # fmt: skip
+STYLES = {"kernel": "green", "memcpy": "magenta", "memset": "magenta", "communication": "blue",
+          "runtime": "yellow", "dataloader": "red", "cpu": "cyan", "other": "dim"}  # fmt: skip
 BAR_RESERVE = 28  # the step number, its time and the padding beside each bar
 
 
@@ -44,17 +49,18 @@ def stacked_bar(step: dict, longest: float, width: int) -> Text:
     return bar
 
 
-def draw_overview(overview: dict, width: int, first_step: int = 1) -> RenderableType:
-    """``first_step``: the number of the window's first step (after the warm-up)."""
+def draw_overview(overview: dict, width: int) -> RenderableType:
+    """The steps as bars, the legend with the shares, where the steps came from, the
+    device timeline's breakdown (HTA's) and the recommendations."""
     steps = overview.get("steps") or []
     longest = max((step["seconds"] for step in steps), default=0.0)
     bars = Table.grid(padding=(0, 1))
     bars.add_column(justify="right", style="bold")
     bars.add_column(justify="right")
     bars.add_column()
-    for number, step in enumerate(steps, first_step):
+    for step in steps:
         bars.add_row(
-            f"step {number}",
+            literal(f"step {step.get('name', '?')}"),
             format_seconds(step["seconds"]),
             stacked_bar(step, longest, max(width - BAR_RESERVE, 10)),
         )
@@ -65,6 +71,10 @@ def draw_overview(overview: dict, width: int, first_step: int = 1) -> Renderable
         legend.append(f"{LABELS[name]} ")
         legend.append("—" if share is None else f"{share:.0%}", style="bold")
         legend.append("   ")
+    about = [Text(f"steps: {overview_source(overview)}", style="dim")]
+    device = device_timeline_line(overview.get("device_timeline"))
+    if device:
+        about.append(Text(device))
     advice = [Text("\nWhat to try", style="bold")]
     for item in overview.get("recommendations") or []:
         line = literal(f"• {item['text']}")
@@ -72,17 +82,16 @@ def draw_overview(overview: dict, width: int, first_step: int = 1) -> Renderable
         advice.append(line)
     if len(advice) == 1:
         advice.append(Text("Nothing stands out in these shares.", style="dim"))
-    return Group(bars, Text(""), legend, *advice)
+    return Group(bars, Text(""), legend, *about, *advice)
 
 
 class OverviewScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
 
-    def __init__(self, overview: dict, title: str, first_step: int = 1):
+    def __init__(self, overview: dict, title: str):
         super().__init__()
         self.overview = overview
         self.title_text = title
-        self.first_step = first_step
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="chart-dialog"):
@@ -97,7 +106,7 @@ class OverviewScreen(ModalScreen[None]):
 
     def _redraw(self) -> None:
         width = max(self.query_one("#chart-dialog").content_size.width, 40)
-        body = draw_overview(self.overview, width, self.first_step)
+        body = draw_overview(self.overview, width)
         self.query_one("#chart-body", Static).update(body)
 
     def action_dismiss(self) -> None:

@@ -320,7 +320,8 @@ class ProfileScreen(RowsScreen):
         key = self.view.sort.key
         if key in ("cpu", "device"):
             return SORT_FIELDS[key]
-        return self.state.context.get("ranked_by", "cpu_self_seconds")
+        ranked = self.state.context.get("ranked_by")
+        return ranked if ranked == SORT_FIELDS["device"] else SORT_FIELDS["cpu"]
 
     def render_status(self) -> None:
         state = self.state
@@ -407,10 +408,9 @@ class ProfileScreen(RowsScreen):
         from torchscan_tui.ui.screens.overview_screen import OverviewScreen
 
         overview = self.state.overview or {}
-        line = step_line(self.state.context) or "the profiled run"
-        steps = self.state.context.get("steps") or {}
-        first = int(steps.get("warmup") or 0) + 1 if not steps.get("whole_run") else 1
-        self.app.push_screen(OverviewScreen(overview, f"Step overview: {line}", first))
+        line = step_line(self.state.context)
+        title = f"Step overview: {line}" if line else "Step overview"
+        self.app.push_screen(OverviewScreen(overview, title))
 
     def _ranks(self) -> list[dict]:
         """Every rank's summary and rows, in a multi-rank session; [] in any other."""
@@ -419,11 +419,11 @@ class ProfileScreen(RowsScreen):
 
     def action_ranks(self) -> None:
         """R: choose whose rows the table shows: one rank's, or the cross-rank view."""
+        from torchscan_tui.analysis.ranks import straggler_lines
         from torchscan_tui.ui.screens.rank_screen import RankScreen
 
-        straggler = self.state.context.get("straggler")
-        self.app.push_screen(RankScreen(self._ranks(), straggler, self.shown_rank),
-                             self._show_rank)  # fmt: skip
+        lines = straggler_lines(self.state.context)
+        self.app.push_screen(RankScreen(self._ranks(), lines, self.shown_rank), self._show_rank)
 
     def _show_rank(self, choice: object) -> None:
         if not isinstance(choice, tuple):

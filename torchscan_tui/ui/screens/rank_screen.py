@@ -1,8 +1,10 @@
 """``R``: the ranks of a multi-rank session, to choose whose rows the table shows.
 
 The first entry is the cross-rank view (every rank, the median rank's figures, the
-widest spread first); then one entry per rank with its compute, collective time and
-peak RSS. Dismissed with the choice: None for the cross-rank view, else the rank.
+widest spread first); then one entry per rank with its host side (CPU self time of
+compute and collectives), its device side (HTA's breakdown of its device timeline, when
+it ran device work), its median step and peak RSS. Dismissed with the choice: None for
+the cross-rank view, else the rank.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Label, OptionList
+from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from torchscan_tui.common.formatting import format_bytes, format_seconds
@@ -21,12 +23,25 @@ CROSS_RANK_ID = "all"
 
 
 def describe_rank(summary: dict) -> str:
+    """One rank in a line: its host side (CPU self time of its ops), its device side
+    (HTA's breakdown of its device timeline) when it ran device work, step and RSS."""
     rss = summary.get("peak_rss")
     step = summary.get("step_seconds_median")
-    return (
-        f"rank {summary['rank']}: compute {format_seconds(summary['compute_seconds'])}, "
-        f"collectives {format_seconds(summary['collective_seconds'])}, "
-        f"step {format_seconds(step) if step is not None else '—'} (median), "
+    line = (
+        f"rank {summary['rank']}: host compute {format_seconds(summary['host_compute_seconds'])}"
+        f", host collectives {format_seconds(summary['host_collective_seconds'])} (CPU self)"
+    )
+    device = summary.get("device_timeline")
+    if device:
+        overlap = device.get("comm_comp_overlap")
+        line += (
+            f"; device compute {device['compute_share']:.0%}, non-compute "
+            f"{device['non_compute_share']:.0%}, idle {device['idle_share']:.0%} of "
+            f"{format_seconds(device['span_seconds'])}"
+            + (f", comm/compute overlap {overlap:.0%}" if overlap is not None else "")
+        )
+    return line + (
+        f"; step {format_seconds(step) if step is not None else '—'} (median), "
         f"{summary['rows']:,} rows, peak RSS {format_bytes(rss) if rss else '—'}"
     )
 
@@ -34,18 +49,18 @@ def describe_rank(summary: dict) -> str:
 class RankScreen(ModalScreen[object]):
     BINDINGS = [Binding("escape,q,R", "close", "Back", tooltip="Keep the current view")]
 
-    def __init__(self, per_rank: list[dict], straggler: str | None, current: int | None):
+    def __init__(self, per_rank: list[dict], straggler: list[str], current: int | None):
         super().__init__()
         self.per_rank = per_rank
-        self.straggler = straggler
+        self.straggler = straggler  # the verdict's line, and HTA's evidence if any
         self.current = current
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chart-dialog"):
             yield Label(literal(f"{len(self.per_rank)} ranks: pick whose rows to show (enter)",
                                 "bold"))  # fmt: skip
-            if self.straggler:
-                yield Label(literal(f"straggler: {self.straggler}", "yellow"))
+            for line in self.straggler:  # full width: the verdict wraps, never cut
+                yield Static(literal(line, "yellow"))
             options = [Option("all ranks: cross-rank rows, widest spread first", CROSS_RANK_ID)]
             options += [
                 Option(literal(describe_rank(summary)), str(summary["rank"]))
