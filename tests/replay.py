@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.run.events import (
     Event,
@@ -158,7 +159,9 @@ def recorded_events(
     events.append(RowsReceived(rows[:5]))
     events.append(RowsReceived(rows[5:]))
     message = f"{len(rows)} rows from replay.py" if outcome == "done" else "replay.py: boom"
-    events.append(RunFinished(outcome, message, report, outcome == "done"))
+    # The source that wrote the trace holds it open, as a live session does.
+    kept = KeptTrace.keep(trace_path) if trace_path else None
+    events.append(RunFinished(outcome, message, report, outcome == "done", trace=kept))
     return events
 
 

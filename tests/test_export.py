@@ -12,7 +12,8 @@ from replay import make_row, sample_rows
 
 from torchscan_tui.formats import atomic
 from torchscan_tui.formats.atomic import DestinationExists, ExportError
-from torchscan_tui.formats.export import copy_trace, export_rows, rows_to_csv, rows_to_markdown
+from torchscan_tui.formats.export import export_rows, rows_to_csv, rows_to_markdown
+from torchscan_tui.formats.kept_trace import KeptTrace
 
 
 def test_csv_neutralises_formula_cells(tmp_path):
@@ -94,11 +95,15 @@ def test_unwritable_directory(tmp_path):
 def test_trace_copy_is_private_and_atomic(tmp_path):
     source = tmp_path / "src.json"
     source.write_text('{"traceEvents": []}')
-    out = copy_trace(source, tmp_path / "out.json")
+    trace = KeptTrace.keep(source)
+    out = trace.copy_to(tmp_path / "out.json")
     assert out.stat().st_mode & 0o777 == 0o600
     assert json.loads(out.read_text()) == {"traceEvents": []}
+    trace.close()
     with pytest.raises(ExportError, match="gone"):
-        copy_trace(tmp_path / "missing.json", tmp_path / "other.json")
+        trace.copy_to(tmp_path / "other.json")
+    with pytest.raises(ExportError, match="cannot be opened"):
+        KeptTrace.keep(tmp_path / "missing.json")
 
 
 def test_exports_never_replace_a_device_fifo_or_socket(tmp_path):

@@ -65,6 +65,57 @@ def test_wrong_types_and_missing_keys_are_refused_naming_the_field(tmp_path, rep
     assert_refused_in_one_line(open_profile, path, message)
 
 
+SUMMARY = {"rank": 0, "rows": 1, "host_cpu_self_seconds": 0.001, "host_collective_seconds": 0.0,
+           "host_compute_seconds": 0.001, "operators": [ROW]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("report", "message"),
+    [
+        (_report(context={"total_grouped_operators": "many"}),
+         "context.total_grouped_operators: Expected `int | null`, got `str`"),
+        (_report(context={"cpu_self_seconds_sum": "x"}), "context.cpu_self_seconds_sum"),
+        (_report(context={"device": 5}), "context.device: Expected `str`, got `int`"),
+        (_report(context={"row_limit": "x"}), "context.row_limit"),
+        (_report(context={"ranked_by": ["x"]}), "context.ranked_by: Expected `str`"),
+        (_report(context={"distributed": [0]}), "context.distributed: Expected `object`"),
+        (_report(context={"steps": {"step_seconds": ["a"]}}), r"context.steps.step_seconds\[0\]"),
+        (_report(ranks={"per_rank": "abc"}), "ranks.per_rank: Expected `array`, got `str`"),
+        (_report(ranks={"per_rank": [{k: v for k, v in SUMMARY.items() if k != "operators"}]}),
+         "missing required field `operators`"),
+        (_report(ranks={"per_rank": [{**SUMMARY, "host_compute_seconds": "fast"}]}),
+         r"ranks.per_rank\[0\].host_compute_seconds: Expected `float`"),
+        (_report(ranks={"per_rank": [{**SUMMARY, "operators": ["a row"]}]}),
+         r"ranks.per_rank\[0\].operators\[0\]: Expected `object`"),
+        (_report(ranks={"per_rank": [{**SUMMARY, "rank": "0\x1b[2J"}]}),
+         r"ranks.per_rank\[0\].rank: Expected `int`, got `str`"),
+        (_report(ranks={"per_rank": [{**SUMMARY, "rank": [0]}]}),
+         r"ranks.per_rank\[0\].rank: Expected `int`, got `array`"),
+        (_report(operators=[{**ROW, "ranks": {"seconds": 5}}]), "row 1: ranks"),
+        (_report(operators=[{**ROW, "rank": "0"}]), "row 1: rank: Expected `int`"),
+        (_report(operators=[{**ROW, "kind": "pwned"}]), "row 1: kind"),
+        (_report(overview={"steps": [{"seconds": "long"}]}), r"overview.steps\[0\].seconds"),
+        (_report(run={"rss_status": {"rss_steps": "K"}}), "run.rss_status.rss_steps"),
+    ],
+)  # fmt: skip
+def test_every_field_the_program_reads_is_typed_where_the_file_is_read(tmp_path, report,
+                                                                         message):  # fmt: skip
+    """Issue 26, point 4: each of these crashed on open, on R, on picking a rank, on
+    enter or in --compare. Each is refused in one line naming the file and the field."""
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    assert_refused_in_one_line(open_profile, path, message)
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps(_report()))
+    done = subprocess.run(
+        [sys.executable, "-m", "torchscan_tui", "--compare", str(good), str(path),
+         "--fail-on-regression", "10"],
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1 and str(path) in done.stderr
+
+
 def test_a_newer_writers_extra_fields_pass_through(tmp_path):
     path = tmp_path / "report.json"
     path.write_text(json.dumps(_report(operators=[{**ROW, "per_step": [1, 2]}], extra={})))

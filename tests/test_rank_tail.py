@@ -1,84 +1,131 @@
-"""Following rank channel files while a job runs, and finding a node's ranks by name (the
-channel format is the real protocol's; the files are written as a rank writes them)."""
+"""Following rank channels while a job runs, through the files the session made for them
+(the channel format is the real protocol's; the files are written as a rank writes them:
+opened by the name handed to it, checked to be that very file)."""
 
 from __future__ import annotations
 
 import os
 
+import pytest
 from replay import make_row
 
 from torchscan_tui.run.distributed import read_ranks
-from torchscan_tui.run.protocol import encode
+from torchscan_tui.run.handoff import HandoffFile
+from torchscan_tui.run.protocol import MAX_LINE, encode
+from torchscan_tui.run.rank_files import NotTheHandoff, channel_name, open_handoff, rss_name
 from torchscan_tui.run.rank_tail import RankTail
 
-
-def _append(path, data: bytes) -> None:
-    with open(path, "ab") as handle:
-        handle.write(data)
+ROWS = encode({"type": "rows", "rows": [make_row("aten::mm", [[2, 2]], 1, 0.001)]})
 
 
-def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(tmp_path):
-    tail = RankTail(str(tmp_path))
+def rank_says(rank, local):
+    return encode({"type": "rank", "rank": rank, "local_rank": local})
+
+
+@pytest.fixture
+def made(tmp_path, monkeypatch):
+    """The session's side: channels and peak files made for two local ranks, named in
+    the environment as a rank finds them."""
+    files = {}
+    for local in (0, 1):
+        for name in (channel_name(local), rss_name(local)):
+            files[name] = HandoffFile(str(tmp_path), name)
+            monkeypatch.setenv(files[name].variable, files[name].spec)
+    yield files
+    for handoff in files.values():
+        handoff.close()
+
+
+def write(name, data: bytes) -> None:
+    """As a rank writes: its file opened by the name handed to it."""
+    fd = open_handoff(name)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+def channels(made):
+    return {local: made[channel_name(local)] for local in (0, 1)}
+
+
+def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(made):
+    tail = RankTail(channels(made))
     assert tail.poll() == []  # no rank has started
-    rows = encode({"type": "rows", "rows": [make_row("aten::mm", [[2, 2]], 1, 0.001)]})
-    _append(tmp_path / "rank-0.local-0.channel", encode({"type": "phase", "phase": "profiling",
-                                                 "step": 1, "steps": 2}))  # fmt: skip
-    _append(tmp_path / "rank-0.local-0.channel", rows[:10])  # a line still being written
-    assert [(rank, m["type"]) for rank, m in tail.poll()] == [(0, "phase")]
-    _append(tmp_path / "rank-1.local-1.channel", b"noise from the workload\n" + rows)
-    _append(tmp_path / "rank-0.local-0.channel", rows[10:])
+    write(channel_name(0), rank_says(2, 0) + encode({"type": "phase", "phase": "profiling",
+                                                     "step": 1, "steps": 2}))  # fmt: skip
+    write(channel_name(0), ROWS[:10])  # a line still being written
+    assert [(rank, m["type"]) for rank, m in tail.poll()] == [(2, "rank"), (2, "phase")]
+    write(channel_name(1), rank_says(3, 1) + b"noise from the workload\n" + ROWS)
+    write(channel_name(0), ROWS[10:] + encode({"type": "done"}))
+    write(channel_name(1), encode({"type": "done"}))
     found = tail.poll()
-    assert sorted((rank, m["type"]) for rank, m in found) == [(0, "rows"), (1, "rows")]
-    assert found[0][1]["rows"][0]["operator"] == "aten::mm"
-    assert tail.ranks == [0, 1] and tail.poll() == []
-    tail.close()
-    # what was followed is each rank's report, as reading the whole file makes it
-    whole = read_ranks(str(tmp_path), 2)[0]
-    for rank in (0, 1):
-        assert tail.channels[rank].report["operators"] == whole[rank][1]["operators"]
-        assert "rank" not in tail.channels[rank].report["operators"][0]
-
-
-def test_a_second_nodes_ranks_are_found_by_their_global_rank(tmp_path):
-    """On node 1 of a 2-node job (2 ranks a node) the ranks are 2 and 3, not 0 and 1."""
-    for rank in (2, 3):
-        path = tmp_path / f"rank-{rank}.local-{rank - 2}.channel"
-        _append(path, encode({"type": "rows", "rows": [make_row("aten::mm", [[2]], 1, 0.001)]}))
-        _append(path, encode({"type": "done", "rows": 1}))
-        (tmp_path / f"local-{rank - 2}.rss").write_text(str(100 * 2**20 * (rank - 1)))
-    reports, problems = read_ranks(str(tmp_path), 2)
-    assert problems == [] and sorted(reports) == [2, 3]
+    assert sorted((r, m["type"]) for r, m in found if m["type"] != "rank") == [
+        (2, "done"), (2, "rows"), (3, "done"), (3, "rows")]  # fmt: skip
+    assert tail.ranks == [2, 3] and tail.poll() == []
+    made[rss_name(1)]._fd and write(rss_name(1), b"209715200")
+    reports, problems = read_ranks(tail.every_channel, 2, {0: made[rss_name(0)],
+                                                          1: made[rss_name(1)]})  # fmt: skip
+    assert problems == [] and sorted(reports) == [2, 3]  # a second node's global ranks
     assert reports[3][1]["totals"]["process_peak_rss"]["value"] == 200 * 2**20  # local 1's
-    os.remove(tmp_path / "rank-3.local-1.channel")
-    reports, problems = read_ranks(str(tmp_path), 2)
+    assert reports[2][1]["totals"]["process_peak_rss"] is None  # local 0 wrote none
+    assert reports[2][1]["operators"][0]["operator"] == "aten::mm"
+
+
+def test_a_rank_that_never_started_is_named(made):
+    tail = RankTail(channels(made))
+    write(channel_name(0), rank_says(0, 0) + ROWS + encode({"type": "done"}))
+    tail.poll()
+    reports, problems = read_ranks(tail.every_channel, 2, {})
+    assert sorted(reports) == [0]
     assert problems == ["1 of this node's 2 ranks never started a profile"]
 
 
-def test_following_ends_quietly_when_the_folder_goes(tmp_path):
-    """A folder that disappears (cleaned up under it) ends the live rows, not the run:
-    no traceback from the following thread reaches the terminal."""
-    import threading
+def test_a_forged_message_fails_the_rank_as_it_fails_a_plain_run(made):
+    """Issue 26, point 3: it was accepted silently (exit 0, complete)."""
+    tail = RankTail(channels(made))
+    write(channel_name(0), rank_says(0, 0) + ROWS + b'{"type": "rows"}\n' + ROWS
+          + encode({"type": "done"}))  # fmt: skip
+    tail.poll()
+    reports, problems = read_ranks(tail.every_channel, 1, {})
+    (problem,) = problems
+    assert problem.startswith("rank 0: the profile channel carried a message the worker did")
+    assert len(reports[0][1]["operators"]) == 1  # the rows before it kept, none after
+    # a rank's messages before it said which rank it is, or a second rank line: forged too
+    write(channel_name(1), ROWS)
+    tail.poll()
+    assert tail.every_channel[1].terminal["type"] == "invalid"
 
-    from torchscan_tui.run.rank_tail import follow_ranks
 
-    folder = tmp_path / "ranks"
-    folder.mkdir()
-    _append(folder / "rank-0.local-0.channel", encode({"type": "rows", "rows": [
-        make_row("aten::mm", [[2]], 1, 0.001)]}))  # fmt: skip
-    seen, over, raised = [], threading.Event(), []
-    tail = RankTail(str(folder))
-    thread = threading.Thread(target=follow_ranks, args=(tail, 1, over, seen.append))
-    default_hook, threading.excepthook = threading.excepthook, raised.append
-    thread.start()
-    while not seen:
-        thread.join(0.05)
-    for path in folder.iterdir():
+def test_a_line_with_no_end_is_bounded(made, monkeypatch):
+    monkeypatch.setattr("torchscan_tui.run.rank_tail.MAX_LINE", 1000)
+    tail = RankTail(channels(made))
+    write(channel_name(0), rank_says(0, 0) + b"x" * 5000)
+    tail.poll()
+    assert tail.every_channel[0].terminal == {"type": "invalid",
+                                              "problem": "a line over 1000 bytes"}  # fmt: skip
+    assert MAX_LINE >= 16 << 20  # a real message has room
+
+
+def test_what_the_workload_puts_at_the_name_is_never_read(made, tmp_path):
+    """Issue 26, point 2: a FIFO named like a channel hung the follower, a link to
+    /dev/zero was read until memory ran out, a deleted folder ended the run with a
+    traceback. The session reads its own descriptors; a rank writes only into the very
+    file made for it."""
+    tail = RankTail(channels(made))
+    write(channel_name(0), rank_says(0, 0) + ROWS)
+    os.unlink(tmp_path / channel_name(0))
+    os.mkfifo(tmp_path / channel_name(0))  # a FIFO where the channel was
+    os.unlink(tmp_path / channel_name(1))
+    os.symlink("/dev/zero", tmp_path / channel_name(1))  # a link to an endless device
+    found = tail.poll()  # returns at once, with what the real channel held
+    assert [m["type"] for _, m in found] == ["rank", "rows"]
+    with pytest.raises(OSError):  # the rank does not follow the link
+        open_handoff(channel_name(1))
+    os.unlink(tmp_path / channel_name(1))
+    (tmp_path / channel_name(1)).write_bytes(b"")  # a file of the same name, not the one
+    with pytest.raises(NotTheHandoff):
+        open_handoff(channel_name(1))
+    for path in tmp_path.iterdir():  # the whole folder deleted
         path.unlink()
-    folder.rmdir()
-    thread.join(2)
-    threading.excepthook = default_hook
-    assert not thread.is_alive()  # it ended on its own, before the job's end was said
-    assert raised == []  # quietly: no exception for threading's hook to print
-    over.set()
-    assert seen[0].rows[0]["rank"] == 0
-    assert not tail.complete  # stopped early: the job's end reads the files again
+    assert tail.poll() == []  # no traceback, nothing new

@@ -113,7 +113,7 @@ def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
     summaries = [rank_summary(rank, {"operators": per_rank[rank]}) for rank in per_rank]
     assert summaries[0]["host_collective_seconds"] == pytest.approx(0.009)
     line = straggler_line(straggler(summaries, rows))
-    assert line.startswith("rank 1 is 350% slower than the median rank in host compute")
+    assert line.startswith("rank 1 is 500% slower than the other ranks' median in host compute")
     assert line.endswith("most in aten::mm [[2]]")  # a collective is waiting, not the cause
 
 
@@ -182,6 +182,7 @@ def test_the_straggler_is_named_only_beyond_the_threshold_and_the_step_spread():
     verdict = straggler(noisy, [])
     assert verdict["rank"] is None and verdict["step_spread"] == pytest.approx(0.6)
     assert straggler_line(verdict).startswith("no straggler: the slowest rank (rank 1) is 30%")
+    assert verdict["median_seconds"] == pytest.approx(1.0)  # the other ranks' median
     close = [summary(0, [1.0] * 3), summary(1, [1.05] * 3)]
     assert straggler(close, [])["rank"] is None  # 5%: under the threshold
 
@@ -248,7 +249,7 @@ def test_multi_node_options_pass_through_to_torchrun(tmp_path):
     from torchscan_tui.run.config import RunConfig
 
     plain = RunConfig(script="t.py", nproc_per_node=2)
-    assert "--standalone" in plain.rank_worker_command("/d")
+    assert "--standalone" in plain.rank_worker_command()
     out = tmp_path / "r.json"
     done = torchscan("--nproc-per-node", "2", "--nnodes", "1", "--rdzv-backend", "c10d",
                      "--rdzv-endpoint", "localhost:0", "--rdzv-id", "pass-through",
@@ -343,3 +344,43 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
         assert summary["peak_rss"] > 50 * 2**20 and summary["operators"]
         ranks.append(summary["rank"])
     assert sorted(ranks) == [0, 1]
+
+
+def test_a_workload_that_attacks_its_ranks_files_gets_a_whole_report(tmp_path):
+    """Issue 26, point 2: a FIFO named like a rank channel hung the follower, a link to
+    /dev/zero was read until memory ran out, a deleted folder ended the run with a
+    traceback and no report. The session reads only the descriptors it kept."""
+    out = tmp_path / "r.json"
+    done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_hostile.py", "--json", out,
+                     "--timeout", 240)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    report = json.loads(out.read_text())
+    assert report["run"]["complete"] is True
+    per_rank = report["ranks"]["per_rank"]
+    assert [summary["rank"] for summary in per_rank] == [0, 1]
+    assert all(summary["operators"] and summary["peak_rss"] for summary in per_rank)
+
+
+def test_a_rank_killed_outright_is_named_with_its_signal_first(tmp_path):
+    """Issue 26, point 9: 'rank 0: ended without a complete result; rank 1: ended
+    without a complete result' while torchrun's own report named rank 1 and SIGKILL."""
+    done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_killed.py", "--json",
+                     tmp_path / "r.json", "--", tmp_path / "first-pass-done")  # fmt: skip
+    assert done.returncode == 1
+    last = done.stderr.strip().splitlines()[-1]
+    assert "torchrun exited with status 1: rank 1 failed (signal SIGKILL)" in last, last
+    assert "ended without a complete result" not in last
+
+
+def test_rss_steps_ends_every_rank_of_a_torchrun_job_at_that_step(tmp_path):
+    """Issue 26, point 6: --rss-steps was dropped for torchrun jobs (every rank ran all
+    its steps) while the label said 'up to step K'."""
+    out = tmp_path / "r.json"
+    done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_train.py", "--json", out,
+                     "--rss-steps", 3)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    assert report["run"]["rss_status"]["rss_steps"] == 3
+    assert all(summary["peak_rss"] for summary in report["ranks"]["per_rank"])
+    assert "(up to step 3)" in done.stderr

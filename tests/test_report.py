@@ -194,7 +194,7 @@ def test_paged_opening_says_what_whole_opening_says(tmp_path, content):
     outcomes = []
     for first_page in (None, 10):
         try:
-            report, _, pending = open_profile_paged(path, first_page=first_page)
+            report, _, pending, _ = open_profile_paged(path, first_page=first_page)
             outcomes.append((report, len(pending)))
         except ReportError as exc:
             outcomes.append(str(exc))

@@ -249,3 +249,84 @@ def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workl
     steps = report["context"]["steps"]
     assert steps["profiled"] == 3 and len(steps["step_seconds"]) == 3
     assert all(row["cpu_self_seconds_per_step"]["steps"] == 3 for row in report["operators"])
+
+
+def test_steps_on_another_thread_end_the_window_without_a_hang(workloads, tmp_path):
+    """Issue 26, point 5: the window's end was raised on the consumer thread, killed it,
+    and the run hung until --timeout; --rss-steps hung the peak pass the same way."""
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = torchscan(workloads / "steps_on_a_thread.py", "--json", out, "--rss-steps", "3",
+                       "--timeout", "120", "--", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log) == [2, 5]  # ended at step 3, then warm-up 1 + 5 profiled
+    report = json.loads(out.read_text())
+    assert report["context"]["steps"]["profiled"] == 5
+    (note,) = [n for n in report["diagnostics"] if n["code"] == "steps_on_another_thread"]
+    assert "run the training loop on the main thread" in note["message"]
+    assert report["run"]["rss_status"]["rss_steps"] == 3
+
+
+def test_rss_steps_stops_a_script_that_swallows_every_exception(workloads, tmp_path):
+    """Issue 26, point 6: a script that catches BaseException around each step swallowed
+    the stop, ran on, and the peak still said "up to step K"."""
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = torchscan(workloads / "swallows_everything.py", "--json", out, "--rss-steps",
+                       "4", "--", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log)[0] == 3  # the 4th step ended the pass before its log line
+    report = json.loads(out.read_text())
+    assert report["run"]["rss_status"]["rss_steps"] == 4
+    assert report["context"]["steps"]["profiled"] == 5  # the window's steps still
+
+
+def test_rss_steps_past_the_scripts_end_says_the_whole_run(workloads, tmp_path):
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = torchscan(workloads / "swallows_everything.py", "--json", out, "--rss-steps",
+                       "50", "--", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    status = json.loads(out.read_text())["run"]["rss_status"]
+    assert "rss_steps" not in status and status["rss_steps_unreached"] == 50
+    assert "(the whole run: it ended before step 50)" in result.stderr
+
+
+def test_a_wrapper_optimizers_step_counts_once(workloads, tmp_path):
+    """Issue 26, point 7: Lookahead's step() calls its inner optimizer's step(): each
+    iteration counted twice, so the window ended after half its steps."""
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = torchscan(workloads / "wraps_its_optimizer.py", "--json", out, "--rss-steps", "4",
+                       "--", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log) == [3, 5]  # 4 iterations for the peak; warm-up 1 + 5
+    calls = {row["operator"]: row["calls"] for row in json.loads(out.read_text())["operators"]}
+    assert calls["Optimizer.step#Lookahead.step"] == 5
+
+
+def test_a_self_profiling_script_with_a_long_schedule_runs_until_its_profile_is_in(
+    workloads, tmp_path
+):
+    """Issue 28, point 5: with schedule(wait=5, warmup=5, active=5) the script was ended
+    at optimizer step 6, its profiler still waiting: no rows. It now runs until its
+    profiler's active steps are recorded, and the header numbers them as torch does."""
+    log, out = tmp_path / "steps.log", tmp_path / "r.json"
+    result = torchscan(workloads / "profiles_itself_long.py", "--json", out, "--", log)
+    assert result.returncode == 0, result.stderr
+    assert steps_per_pass(log) == [20, 15]  # ended at its 16th step, once its profile was in
+    report = json.loads(out.read_text())
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["ProfilerStep*"] == 5 and calls["Optimizer.step#SGD.step"] == 5
+    assert report["context"]["steps"]["profiler_steps"] == ["10", "11", "12", "13", "14"]
+    assert "steps ProfilerStep#10-14 of the script's own torch.profiler" in result.stderr
+
+
+def test_a_self_profiling_script_whose_profiler_never_records_says_so(workloads, tmp_path):
+    """Issue 26, point 7: its schedule never became active, and the report claimed
+    "steps 2-6" over 7 rows of model initialisation."""
+    out = tmp_path / "r.json"
+    result = torchscan(workloads / "profiler_never_active.py", "--json", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    steps = report["context"]["steps"]
+    assert steps["whole_run"] and steps["profiled"] == 0 and steps["step_seconds"] == []
+    (note,) = [n for n in report["diagnostics"] if n["code"] == "script_profiler_never_recorded"]
+    assert "never reached an active step in the 8 step(s)" in note["message"]
+    assert "steps 2-6" not in result.stderr and "whole run profiled" in result.stderr

@@ -37,7 +37,7 @@ def saved_big_report(folder, count: int, first_page: int = 100):
         "totals": {},
     }
     save_report(report, folder / "big.json")
-    return rows, *open_profile_paged(folder / "big.json", first_page=first_page)
+    return rows, *open_profile_paged(folder / "big.json", first_page=first_page)[:3]
 
 
 async def test_save_reopen_export_round_trip(wait, tmp_path):
@@ -147,7 +147,7 @@ async def test_a_report_damaged_past_its_first_page_shows_that_page_as_incomplet
     rows, *_ = saved_big_report(tmp_path, 3000)
     path = tmp_path / "big.json"
     path.write_bytes(path.read_bytes().replace(b'"op02000"', b'"op02000', 1))
-    opened, source, pending = open_profile_paged(path, first_page=100)
+    opened, source, pending, _ = open_profile_paged(path, first_page=100)
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
@@ -168,7 +168,7 @@ async def test_a_trace_cut_short_opens_marked_incomplete_and_says_why(wait, tmp_
     trace = (Path(__file__).parent.parent / "data" / "cpu_trace.json").read_bytes()
     path = tmp_path / "cut.json"
     path.write_bytes(trace[: len(trace) * 3 // 4])
-    opened, source, pending = open_profile_paged(path)
+    opened, source, pending, _ = open_profile_paged(path)
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30), notifications=True) as pilot:
         await wait(pilot)
@@ -193,7 +193,7 @@ async def test_a_row_of_the_wrong_type_past_the_first_page_keeps_the_rows_before
     )  # noqa: E501
     assert b'"many"' in text
     path.write_bytes(text)
-    opened, source, pending = open_profile_paged(path, first_page=100)
+    opened, source, pending, _ = open_profile_paged(path, first_page=100)
     app = create_app(report=opened, report_path=source, pending_rows=pending, show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
         await wait(pilot)
@@ -223,6 +223,6 @@ async def test_keys_that_do_not_apply_to_a_reopened_report_say_why(tmp_path, wai
             assert app.main_screen.check_action(action, ()) is False
         await pilot.press("t", "r", "l")
         said = " ".join(notice.message for notice in app._notifications)
-        assert "its trace" in said and "is gone" in said
+        assert "this report names a trace at" in said and "never copied" in said
         assert "no workload to run again" in said
         assert "no workload output to show" in said

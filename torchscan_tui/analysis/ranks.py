@@ -17,8 +17,8 @@ Each rank's summary has two sides, named as such wherever they are shown:
 
 The straggler is the rank with the most compute per step (device kernels' time per step
 where the ranks ran device work, else host CPU work per step, from each rank's step
-overview), named only when it exceeds the median rank's by more than a threshold and
-more than the ranks' own step-to-step spread; the line says both. On device traces, HTA's
+overview), named only when it exceeds the other ranks' median by more than a threshold
+and more than the ranks' own step-to-step spread; the line says both. On device traces, HTA's
 evidence is added: when each rank's main collective kernel starts within its steps.
 """
 
@@ -171,8 +171,10 @@ def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
         measure, per = "host compute", ""
     else:
         measure, per = f"{summaries[0]['compute_measure']} per step", " a step"
-    median = statistics.median(compute.values())
     slowest = max(compute, key=lambda rank: compute[rank])
+    # Against the others: with two ranks a median over all would be their mean, half
+    # made of the straggler itself.
+    median = statistics.median(v for rank, v in compute.items() if rank != slowest)
     if median <= 0:
         return None
     gap = compute[slowest] / median - 1
@@ -203,9 +205,9 @@ def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
 
 
 def straggler_line(verdict: Mapping | None) -> str | None:
-    """The verdict in one line: ``rank 1 is 245% slower than the median rank in host CPU
-    work per step (...), beyond the 10% threshold and the ranks' 8% step-to-step spread;
-    most in aten::mm [[64, 64], [64, 64]]``, or ``no straggler: ...``."""
+    """The verdict in one line: ``rank 1 is 245% slower than the other ranks' median in
+    host CPU work per step (...), beyond the 10% threshold and the ranks' 8% step-to-step
+    spread; most in aten::mm [[64, 64], [64, 64]]``, or ``no straggler: ...``."""
     if verdict is None:
         return None
     figures = (
@@ -219,12 +221,12 @@ def straggler_line(verdict: Mapping | None) -> str | None:
     if verdict["rank"] is None:
         return (
             f"no straggler: the slowest rank (rank {verdict['slowest_rank']}) is "
-            f"{verdict['gap']:.0%} above the median rank in {verdict['measure']} "
+            f"{verdict['gap']:.0%} above the other ranks' median in {verdict['measure']} "
             f"({figures}), within {bar}"
         )
     line = (
-        f"rank {verdict['rank']} is {verdict['gap']:.0%} slower than the median rank in "
-        f"{verdict['measure']} ({figures}), beyond {bar}"
+        f"rank {verdict['rank']} is {verdict['gap']:.0%} slower than the other ranks' "
+        f"median in {verdict['measure']} ({figures}), beyond {bar}"
     )
     return line + (f"; most in {verdict['operator']}" if verdict["operator"] else "")
 

@@ -1,18 +1,24 @@
-"""The row vocabulary, written once: what an operator row, a kernel row and a note hold.
+"""The row vocabulary, written once: what an operator row, a kernel row, a note and the
+summaries above the rows hold.
 
-Rows are made here in :mod:`torchscan_tui.analysis` (ranking, the device summary, the
-per-step figures), so their types live here too; :mod:`torchscan_tui.formats.report_schema`
-checks files from outside against the same ``TypedDict``s, and the channel's decoder
-does too. Fields not listed are kept as they are.
+Rows and summaries are made here in :mod:`torchscan_tui.analysis` (ranking, the device
+summary, the per-step figures, the overview, the rank view), so their types live here
+too; :mod:`torchscan_tui.formats.report_schema` checks files from outside against the
+same ``TypedDict``s, and the channel's decoder does too. Fields not listed are kept as
+they are. Every name a row's ``kind`` may take is :data:`RowKind`; the filter's
+``kind:`` words and the detail pane's labels derive from it.
 """
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Literal, TypedDict, get_args
 
 # An input shape: a tensor's dims, a scalar's [], a TensorList's list of dims (2 deep),
 # and one level more for safety. Deeper nesting is no shape a profiler writes.
 Shape = list[int | list[int | list[int | list[int]]]]
+
+RowKind = Literal["operator", "runtime", "annotation", "memory", "unattributed"]
+ROW_KINDS: tuple[str, ...] = get_args(RowKind)
 
 
 class Note(TypedDict):
@@ -42,13 +48,26 @@ class StepSpread(_StepSpreadRequired, total=False):
     mean: float
 
 
+class CrossRank(TypedDict):
+    """A figure on every rank of a multi-rank session (see :mod:`.ranks`)."""
+
+    min: float
+    median: float
+    max: float
+    spread: float
+    slowest_rank: int
+    seconds: dict[str, float]  # by rank, as text (JSON keys)
+
+
 class Row(_RowRequired, total=False):
     """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
 
-    kind: str
+    kind: RowKind
     callers: dict[str, int]
     diagnostics: list[Note]
     cpu_self_seconds_per_step: StepSpread
+    rank: int  # a live torchrun job's row, tagged with the rank that sent it
+    ranks: CrossRank  # a cross-rank row: its CPU self time on every rank
 
 
 class _KernelRequired(TypedDict):
@@ -66,6 +85,143 @@ class KernelRow(_KernelRequired, total=False):
 
     activity: str
     direction: str | None
+    ranks: CrossRank  # the cross-rank kernel view: total time on every rank
 
 
-__all__ = ["KernelRow", "Note", "Row", "Shape", "StepSpread"]
+# The summaries (see .overview, .device_timeline, .ranks).
+
+
+class OverviewCategory(TypedDict):
+    name: str
+    label: str
+
+
+class _OverviewStepRequired(TypedDict):
+    seconds: float
+
+
+class OverviewStep(_OverviewStepRequired, total=False):
+    """One step's split: its length and each category's seconds (they add up to it)."""
+
+    name: str
+    kernel: float
+    memcpy: float
+    memset: float
+    communication: float
+    runtime: float
+    dataloader: float
+    cpu: float
+    other: float
+
+
+class Advice(TypedDict):
+    code: str
+    text: str
+    because: str
+
+
+class DeviceTimeline(TypedDict):
+    """HTA's temporal breakdown of the device timeline."""
+
+    span_seconds: float
+    idle_seconds: float
+    compute_seconds: float
+    non_compute_seconds: float
+    idle_share: float | None
+    compute_share: float | None
+    non_compute_share: float | None
+    communication_seconds: float
+    comm_comp_overlap: float | None
+
+
+class CollectiveStarts(TypedDict):
+    starts: list[float | None]  # when its last run starts in each step, as a share of it
+    durations: list[float | None]
+
+
+class Overview(TypedDict, total=False):
+    """The step overview and the summaries beside it (a report's ``overview``)."""
+
+    categories: list[OverviewCategory]
+    steps: list[OverviewStep]
+    shares: dict[str, float | None]
+    source: str
+    dropped_steps: list[str]
+    device_utilization: float | None
+    recommendations: list[Advice]
+    device_timeline: DeviceTimeline | None
+    collective_starts: dict[str, CollectiveStarts]
+
+
+class Straggler(TypedDict):
+    """The straggler verdict (see :func:`.ranks.straggler`)."""
+
+    rank: int | None
+    slowest_rank: int
+    gap: float
+    threshold: float
+    step_spread: float | None
+    measure: str
+    slowest_seconds: float
+    median_seconds: float
+    per: str
+    operator: str | None
+
+
+class CollectiveEvidence(TypedDict):
+    kernel: str
+    starts: dict[str, float]
+    latest_rank: int
+
+
+class _RankSummaryRequired(TypedDict):
+    rank: int
+    rows: int
+    host_cpu_self_seconds: float
+    host_collective_seconds: float
+    host_compute_seconds: float
+    operators: list[Row]
+
+
+class RankSummary(_RankSummaryRequired, total=False):
+    """One rank of a multi-rank session (see :func:`.ranks.rank_summary`)."""
+
+    compute_per_step: list[float]
+    compute_measure: str
+    device_timeline: DeviceTimeline | None
+    collective_starts: dict[str, CollectiveStarts]
+    kernels: list[KernelRow]
+    source: str
+    peak_rss: float | None
+    step_seconds_median: float | None
+
+
+class Ranks(TypedDict, total=False):
+    """A multi-rank session's ``ranks`` block."""
+
+    world_size: int
+    straggler: Straggler | None
+    collective_evidence: CollectiveEvidence | None
+    per_rank: list[RankSummary]
+
+
+__all__ = [
+    "ROW_KINDS",
+    "Advice",
+    "CollectiveEvidence",
+    "CollectiveStarts",
+    "CrossRank",
+    "DeviceTimeline",
+    "KernelRow",
+    "Note",
+    "Overview",
+    "OverviewCategory",
+    "OverviewStep",
+    "RankSummary",
+    "Ranks",
+    "Row",
+    "RowKind",
+    "Shape",
+    "StepSpread",
+    "Straggler",
+]

@@ -30,8 +30,12 @@ def step_line(context: dict) -> str | None:
     seconds = [s for s in steps.get("step_seconds") or [] if isinstance(s, (int, float))]
     if not seconds:
         return None
-    first = int(steps.get("warmup") or 0) + 1
-    last = first + len(seconds) - 1
+    named = steps.get("profiler_steps")  # a script's own profile: torch's step numbers
+    if isinstance(named, list) and named:
+        first, last = f"ProfilerStep#{named[0]}", str(named[-1])
+    else:
+        first = str(int(steps.get("warmup") or 0) + 1)
+        last = str(int(first) + len(seconds) - 1)
     span = f"step {first}" if first == last else f"steps {first}-{last}"
     line = f"{span} of {source}: median {format_seconds(statistics.median(seconds))}"
     if len(seconds) > 1:
@@ -40,10 +44,14 @@ def step_line(context: dict) -> str | None:
 
 
 def peak_scope(run: dict | None) -> str:
-    """`` (up to step K)`` when the peak-RSS pass was ended early (``--rss-steps``)."""
+    """`` (up to step K)`` when the peak-RSS pass was ended at step K (``--rss-steps``);
+    `` (the whole run: it ended before step K)`` when it was asked to and never got there."""
     status = (run or {}).get("rss_status") or {}
-    limit = status.get("rss_steps")
-    return f" (up to step {limit})" if limit else ""
+    if status.get("rss_steps"):
+        return f" (up to step {status['rss_steps']})"
+    if status.get("rss_steps_unreached"):
+        return f" (the whole run: it ended before step {status['rss_steps_unreached']})"
+    return ""
 
 
 def spread_text(row: dict) -> str | None:

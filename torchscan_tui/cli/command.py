@@ -30,11 +30,10 @@ from torchscan_tui.cli.output import (
     has_terminal,
     say,
 )
-from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, traces_in
+from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, Opened, traces_in
 from torchscan_tui.formats.report import (
     ReportError,
 )
-from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.formats.text_summary import report_text
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.script_args import split_script_args
@@ -53,17 +52,16 @@ def pick_trace(folder: str) -> str | None:
 
 def run_app(
     config: RunConfig | None,
-    report: dict | None,
-    report_path: str = "",
-    pending: PendingRows | None = None,
+    opened: Opened | None = None,
 ) -> int:
     from torchscan_tui.ui.app import create_app
 
     app = create_app(
         config=config,
-        report=report,
-        report_path=report_path,
-        pending_rows=pending,
+        report=opened.report if opened else None,
+        report_path=opened.source if opened else "",
+        pending_rows=opened.pending if opened else None,
+        trace=opened.trace if opened else None,
         handle_hangup=True,
     )
     app.run()
@@ -91,21 +89,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if script.endswith((".json", ".json.gz")) or os.path.isdir(script):
         if options.json is not None:
             return convert_profile(script, options.json, options.force)
+        shown = has_terminal()
         try:
-            ranked = open_ranks_with_progress(script) if os.path.isdir(script) else None
-            if ranked is not None:  # one trace per rank: one multi-rank session
-                report, source, pending = ranked
-            else:
+            opened = open_ranks_with_progress(script) if os.path.isdir(script) else None
+            if opened is None:  # else one trace per rank: one multi-rank session
                 chosen = pick_trace(script) if os.path.isdir(script) else script
                 if chosen is None:
                     return EXIT_OK
-                report, source, pending = open_with_progress(chosen, FIRST_PAGE_ROWS)
+                opened = open_with_progress(chosen, FIRST_PAGE_ROWS, keep_trace=shown)
         except ReportError as exc:
             return fail(str(exc))
-        if not has_terminal():  # piped, or a CI log: the top rows as text, not a screen
-            say(report_text(report, source, report["operators"]))
+        if not shown:  # piped, or a CI log: the top rows as text, not a screen
+            say(report_text(opened.report, opened.source, opened.report["operators"]))
             return EXIT_OK
-        return run_app(None, report, source, pending)
+        return run_app(None, opened)
     problem = check_script(script)
     if problem:
         return fail(problem)
@@ -129,4 +126,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("--timeout applies to headless runs (--json OUT); press x to cancel in the app")
     if not has_terminal():
         return fail("the app needs a terminal (stdin and stdout); without one, pass --json OUT")
-    return run_app(config, None)
+    return run_app(config)

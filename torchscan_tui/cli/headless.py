@@ -37,7 +37,7 @@ from torchscan_tui.formats.atomic import (
     check_destination,
     write_text_atomically,
 )
-from torchscan_tui.formats.opening import open_profile_paged
+from torchscan_tui.formats.opening import Opened, open_profile_paged
 from torchscan_tui.formats.ranks import open_rank_directory
 from torchscan_tui.formats.report import (
     ReportError,
@@ -86,7 +86,7 @@ def run_headless(
         elif isinstance(event, PhaseChanged) and event.phase in RUN_PHASES:
             what = phase_words(event.phase, config.rss_steps) or event.phase
             if event.step is not None:
-                what += f": step {event.step} of {event.steps}"
+                what += f": step {event.step}" + (f" of {event.steps}" if event.steps else "")
             if what != progress["last"]:
                 say_progress(what)
         elif isinstance(event, RssSampled) and in_place and progress["on_screen"]:
@@ -167,7 +167,7 @@ def convert_profile(path: str, json_path: str, force: bool) -> int:
     """Headless conversion: a trace (or report) in, the report with all its rows out."""
     try:
         check_destination(json_path, overwrite=force)
-        report, source, _ = open_with_progress(path)
+        report, source, *_ = open_with_progress(path)
         save_report(report, json_path, overwrite=force)
     except DestinationExists as exc:
         return fail(f"{exc} (pass --force)")
@@ -195,7 +195,7 @@ def run_compare(
 
     ``by`` matches rows by operator and shapes ("shape") or by operator ("operator")."""
     try:
-        (before, before_name, _), (after, after_name, _) = (open_with_progress(p) for p in paths)
+        (before, before_name, *_), (after, after_name, *_) = map(open_with_progress, paths)
     except ReportError as exc:
         return fail(str(exc))
     for report, name in ((before, before_name), (after, after_name)):
@@ -240,7 +240,9 @@ def run_compare(
     return EXIT_OK
 
 
-def open_with_progress(path: str, first_page: int | None = None) -> tuple[dict, str, PendingRows]:
+def open_with_progress(
+    path: str, first_page: int | None = None, keep_trace: bool = False
+) -> Opened:
     """open_profile_paged, showing its progress on the terminal while it works.
 
     The profile's hundreds of thousands of objects live as long as the app, so they are
@@ -253,12 +255,12 @@ def open_with_progress(path: str, first_page: int | None = None) -> tuple[dict, 
         if ranked is not None:
             return ranked
     with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
-        opened = open_profile_paged(path, progress, first_page)
+        opened = open_profile_paged(path, progress, first_page, keep_trace)
         freeze_long_lived()
         return opened
 
 
-def open_ranks_with_progress(folder: str) -> tuple[dict, str, PendingRows] | None:
+def open_ranks_with_progress(folder: str) -> Opened | None:
     """A directory of one trace per rank as one session (see formats/ranks.py), saying
     each rank as it is read; None when it is not one."""
     with ProgressLine(os.path.basename(os.path.normpath(folder))) as progress:
@@ -269,4 +271,4 @@ def open_ranks_with_progress(folder: str) -> tuple[dict, str, PendingRows] | Non
         return None
     freeze_long_lived()
     report, source = opened
-    return report, source, PendingRows()
+    return Opened(report, source, PendingRows())

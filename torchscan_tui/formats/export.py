@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import os
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from torchscan_tui.common.formatting import format_bytes, format_seconds, format
 from torchscan_tui.formats.atomic import (
     ExportError,
     check_destination,
-    write_atomically,
     write_text_atomically,
 )
 from torchscan_tui.formats.report import finite
@@ -121,18 +119,3 @@ def export_rows(
     renderer = RENDERERS[format_for(path)]
     check_destination(path, overwrite=overwrite)
     return write_text_atomically(path, renderer(rows, columns), overwrite=overwrite)
-
-
-def copy_trace(
-    source: str | os.PathLike, path: str | os.PathLike, *, overwrite: bool = False
-) -> Path:
-    """Copy a Chrome trace to ``path`` atomically, created 0600 (it holds host details)."""
-    check_destination(path, overwrite=overwrite)
-    if not os.path.exists(source):
-        raise ExportError(f"the trace of this run is gone ({source}); run the workload again")
-
-    def fill(out) -> None:
-        with open(source, "rb") as src:
-            shutil.copyfileobj(src, out, 1 << 20)
-
-    return write_atomically(path, fill, overwrite=overwrite, mode=0o600)

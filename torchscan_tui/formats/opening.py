@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 from torchscan_tui.common.gcpause import gc_paused
+from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.jsonio import Progress, no_progress
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import (
     SCHEMA_NAME,
     PendingRows,
@@ -46,6 +49,16 @@ def looks_like_report(data: bytes) -> bool:
     return f'"schema": "{SCHEMA_NAME}"'.encode() in data[:256]
 
 
+class Opened(NamedTuple):
+    """A profile file opened: its report, the file it came from, the rows not decoded
+    yet, and the trace itself held open when the file was one (what ``t`` exports)."""
+
+    report: dict
+    source: str
+    pending: PendingRows
+    trace: KeptTrace | None = None
+
+
 def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[dict, str]:
     """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
 
@@ -53,24 +66,26 @@ def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> t
     reading, parsing and grouping. Raises ReportError with a one-line message for anything
     else.
     """
-    report, source, _ = open_profile_paged(path, progress, first_page=None)
-    return report, source
+    opened = open_profile_paged(path, progress, first_page=None)
+    return opened.report, opened.source
 
 
 def open_profile_paged(
     path: str | os.PathLike,
     progress: Progress = no_progress,
     first_page: int | None = FIRST_PAGE_ROWS,
-) -> tuple[dict, str, PendingRows]:
+    keep_trace: bool = False,
+) -> Opened:
     """As :func:`open_profile`, but a saved report's rows past the first ``first_page``
     come back undecoded, for the caller to decode once the first rows are on screen.
+    ``keep_trace``: a trace comes back held open too, for export (the caller closes it).
     """
     location = Path(path)
     if location.is_dir():
         location = newest_trace_in(location)
     source = str(location)
     try:
-        return _open(source, progress, first_page)
+        return _open(source, progress, first_page, keep_trace)
     except RecursionError:
         raise ReportError(
             f"{source} nests its JSON too deeply (over ~1000 levels; no profile does): "
@@ -78,8 +93,16 @@ def open_profile_paged(
         ) from None
 
 
-def _open(source: str, progress: Progress, first_page: int | None) -> tuple[dict, str, PendingRows]:
+def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
+    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
+
+
+def _open(source: str, progress: Progress, first_page: int | None, keep_trace: bool) -> Opened:
     with gc_paused():
+        try:
+            read = _identity(os.stat(source))
+        except OSError:
+            read = None  # read_file names what is wrong
         data = read_file(source, progress)
         if looks_like_report(data):
             try:
@@ -88,7 +111,7 @@ def _open(source: str, progress: Progress, first_page: int | None) -> tuple[dict
             except ValueError as exc:
                 raise not_json(source, exc) from None
             progress("parsing", 1.0)
-            return report, source, pending
+            return Opened(report, source, pending)
         document, cut_short = _decoded(data, source, progress)
         del data
         from torchscan_tui.formats.trace.decode import DecodedTrace
@@ -98,8 +121,22 @@ def _open(source: str, progress: Progress, first_page: int | None) -> tuple[dict
             progress("grouping", 0.0)
             report = report_from_trace(document, source, progress, cut_short)
             progress("grouping", 1.0)
-            return report, source, PendingRows()
-        return validate_report(document, source), source, PendingRows()
+            trace = _kept_as_read(source, read) if keep_trace else None
+            return Opened(report, source, PendingRows(), trace)
+        return Opened(validate_report(document, source), source, PendingRows())
+
+
+def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
+    """The trace file held open for export, if it is still the file that was read (a
+    file swapped since is not the trace these rows came from: none is kept)."""
+    try:
+        trace = KeptTrace.keep(source)
+    except ExportError:
+        return None
+    if read is None or _identity(os.fstat(trace.fileno())) != read:
+        trace.close()
+        return None
+    return trace
 
 
 def _decoded(data: bytes, source: str, progress: Progress) -> tuple[object, bool]:

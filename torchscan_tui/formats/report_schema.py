@@ -17,7 +17,7 @@ import re
 import sys
 from typing import Any, TypedDict
 
-from torchscan_tui.analysis.records import KernelRow, Note, Row
+from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row
 from torchscan_tui.formats import jsonio
 
 msgspec = jsonio.msgspec
@@ -32,24 +32,92 @@ class Totals(TypedDict, total=False):
     process_peak_rss: PeakRss | None
 
 
+class ExitStatus(TypedDict, total=False):
+    """How a pass's process ended (``run/process.py``), and what its peak covers."""
+
+    exit_code: int | None
+    signal: str | None
+    cancelled: bool
+    likely_oom: bool
+    description: str
+    rss_steps: int  # the peak pass was ended at this step (--rss-steps)
+    rss_steps_unreached: int  # it was asked to, and the run ended before
+
+
 class RunStatus(TypedDict, total=False):
     complete: bool
     note: str | None
     rss_samples: list[list[float]] | None
+    rss_status: ExitStatus | None
+    rss_wall_seconds: float | None
+    profile_status: ExitStatus | None
+    profile_leftovers: int | None
+
+
+class Distributed(TypedDict, total=False):
+    """A rank's trace's ``distributedInfo``, as read."""
+
+    rank: int | None
+    world_size: int | None
+    backend: str | None
+
+
+class StepsContext(TypedDict, total=False):
+    """Which steps a window's profile holds (``worker/steps.py``)."""
+
+    source: str
+    warmup: int
+    requested: int
+    seen: int
+    profiled: int
+    whole_run: bool
+    step_seconds: list[float]
+    profiler_steps: list[str]
+
+
+class Context(TypedDict, total=False):
+    """Every context field the program reads, with its type: a report from outside that
+    says ``"total_grouped_operators": "many"`` is refused where it is read, in one line,
+    not a crash in a widget later. Fields not listed pass through."""
+
+    device: str
+    row_limit: int | None
+    total_grouped_operators: int | None
+    ranked_by: str
+    torch_version: str | None
+    source: str
+    activities: list[str]
+    events: int
+    events_grouped: int
+    max_events: int
+    device_events: int
+    device_kind: str | None
+    device_seconds_total: float | None
+    device_seconds_attributed: float | None
+    cpu_self_seconds_sum: float | None
+    device_self_seconds_sum: float | None
+    distributed: Distributed
+    steps: StepsContext
+    ranks: int
+    ranks_streaming: bool
+    world_size: int | None
+    backend: str | None
+    straggler: str | None
+    straggler_evidence: str | None
 
 
 class Head(TypedDict, total=False):
     """The report's fields but its rows."""
 
-    context: dict[str, Any]
+    context: Context
     diagnostics: list[Note]
     totals: Totals | None
     kernels: list[KernelRow]
     trace_path: str | None
     workload: dict[str, Any] | None
     run: RunStatus | None
-    overview: dict[str, Any] | None
-    ranks: dict[str, Any] | None
+    overview: Overview | None
+    ranks: Ranks | None
 
 
 class Report(Head, total=False):

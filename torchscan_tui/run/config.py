@@ -34,11 +34,11 @@ class RunConfig:
     python: str = sys.executable
     grace_seconds: float = 1.0
 
-    def rss_command(self, rank_folder: str | None = None) -> list[str]:
+    def rss_command(self) -> list[str]:
         script = os.path.abspath(self.script)
-        if self.nproc_per_node is not None and rank_folder is not None:
-            return rank_rss_command(self.python, self.nproc_per_node, rank_folder, script,
-                                    self.args, self.torchrun_options)  # fmt: skip
+        if self.nproc_per_node is not None:
+            return rank_rss_command(self.python, self.nproc_per_node, script, self.args,
+                                    self.torchrun_options, self.rss_steps)  # fmt: skip
         if self.rss_steps is not None:  # see worker/step_limit.py
             limit = ["-m", "torchscan_tui.worker.step_limit", str(self.rss_steps)]
             return [self.python, *limit, script, *self.args]
@@ -67,9 +67,9 @@ class RunConfig:
         return [self.python, "-m", "torchscan_tui.worker", script,
                 "--channel-fd", str(channel_fd), *rest]  # fmt: skip
 
-    def rank_worker_command(self, rank_folder: str) -> list[str]:
-        """Every rank's worker under torchrun, each writing its channel to a file."""
+    def rank_worker_command(self) -> list[str]:
+        """Every rank's worker under torchrun, each writing its channel to the file the
+        session made for it (named in the environment: run/handoff.py)."""
         assert self.nproc_per_node is not None
         launcher = torchrun(self.python, self.nproc_per_node, self.torchrun_options)
-        return [*launcher, "-m", "torchscan_tui.worker.rank",
-                rank_folder, *self.worker_options(None)]  # fmt: skip
+        return [*launcher, "-m", "torchscan_tui.worker.rank", *self.worker_options(None)]

@@ -4,22 +4,20 @@ Both passes go through the real launcher (``python -m torch.distributed.run --st
 --nproc-per-node N``), so rendezvous, environment and a dead rank's handling are
 torchrun's own. The peak-RSS pass runs each rank under ``worker/rank_rss.py``, which
 writes that rank's own ``ru_maxrss`` at exit; the profile pass runs each rank as a
-profile worker (``worker/rank.py``) writing its channel to a file of its own. Once the
-job has ended, :func:`read_ranks` has one report per rank (from the files as followed
-while the job ran, see ``rank_tail.py``, or read then), and the
-session combines them (``formats/ranks.py``).
+profile worker (``worker/rank.py``) writing its channel. Each writes only into a file the
+session made for it (``run/handoff.py``). Once the job has ended, :func:`read_ranks` has
+one report per rank (from the channels as followed while the job ran, see
+``rank_tail.py``), and the session combines them (``formats/ranks.py``).
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
-from pathlib import Path
 
 from torchscan_tui.formats.report import new_report
-from torchscan_tui.run.protocol import apply_meta, read_messages
-from torchscan_tui.run.rank_files import CHANNEL_NAME, rss_name
+from torchscan_tui.run.handoff import HandoffFile
+from torchscan_tui.run.protocol import apply_meta
 
 TORCHRUN = ["-m", "torch.distributed.run"]
 STANDALONE = ["--standalone"]  # one node: torchrun picks a free rendezvous port itself
@@ -33,90 +31,107 @@ def torchrun(python: str, nproc: int, launcher: Sequence[str] = ()) -> list[str]
 
 
 def rank_rss_command(
-    python: str, nproc: int, folder: str, script: str, args: Sequence[str],
-    launcher: Sequence[str] = (),
+    python: str, nproc: int, script: str, args: Sequence[str], launcher: Sequence[str] = (),
+    rss_steps: int | None = None,
 ) -> list[str]:  # fmt: skip
-    return [*torchrun(python, nproc, launcher), "-m", "torchscan_tui.worker.rank_rss", folder,
+    limit = [f"--rss-steps={rss_steps}"] if rss_steps is not None else []
+    return [*torchrun(python, nproc, launcher), "-m", "torchscan_tui.worker.rank_rss", *limit,
             script, *args]  # fmt: skip
 
 
 class RankChannel:
-    """One rank's report as its channel messages arrive, and its last word (done, error
-    or a forged message; None while the rank has not said it)."""
+    """One rank's report as its channel messages arrive: its global rank (its first
+    message says it), and its last word (done, error or a message the worker did not
+    send; None while the rank has not said it). ``closed`` once it has: a forged line
+    fails the rank as it fails a plain run, and nothing after its last word counts."""
 
-    def __init__(self) -> None:
+    def __init__(self, local_rank: int):
+        self.local_rank = local_rank
+        self.rank: int | None = None
         self.report = new_report()
         self.terminal: dict | None = None
 
+    @property
+    def closed(self) -> bool:
+        return self.terminal is not None
+
     def take(self, message: dict) -> None:
         kind = message["type"]
-        if kind == "meta":
+        if self.closed:
+            return
+        if kind == "invalid":
+            self.terminal = message
+        elif kind == "rank":
+            if self.rank is None and message.get("local_rank") == self.local_rank:
+                self.rank = message["rank"]
+            else:
+                self.terminal = _forged("a second rank message, or one for another rank")
+        elif self.rank is None:
+            self.terminal = _forged(f"a {kind!r} message before the rank said which it is")
+        elif kind == "meta":
             apply_meta(self.report, message)
         elif kind == "rows":
             self.report["operators"].extend(message["rows"])
-        elif kind in ("done", "error", "invalid"):
+        elif kind in ("done", "error"):
             self.terminal = message
 
 
-def read_rank_channel(path: Path) -> RankChannel:
-    """One rank's channel file, read whole."""
-    channel = RankChannel()
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        for message in read_messages(fd):
-            channel.take(message)
-    finally:
-        os.close(fd)
-    return channel
-
-
-def rank_channels(folder: str | Path) -> dict[int, tuple[Path, int]]:
-    """The rank channel files in ``folder``: global rank -> (file, local rank). Global
-    ranks on the second node of a job start at ``--nproc-per-node``, not 0."""
-    found = {}
-    for name in os.listdir(folder):
-        match = CHANNEL_NAME.match(name)
-        if match:
-            found[int(match.group(1))] = (Path(folder) / name, int(match.group(2)))
-    return dict(sorted(found.items()))
+def _forged(problem: str) -> dict:
+    return {"type": "invalid", "problem": problem}
 
 
 def read_ranks(
-    folder: str, nproc: int, already_read: dict[int, RankChannel] | None = None
-) -> tuple[dict[int, tuple[Path, dict]], list[str]]:
-    """This node's ranks' reports (each with its own peak RSS), and what went wrong on
-    which rank; ``nproc``: the ranks this node started. ``already_read``: ranks whose
-    files were followed to their end while the job ran (see ``rank_tail``), not read
-    again."""
-    already_read = already_read or {}
-    reports: dict[int, tuple[Path, dict]] = {}
+    channels: list[RankChannel], nproc: int, peaks: dict[int, HandoffFile]
+) -> tuple[dict[int, tuple[str, dict]], list[str]]:
+    """This node's ranks' reports (each with its own peak RSS, read from the file made for
+    its local rank), and what went wrong on which rank; ``nproc``: the ranks this node
+    started. Each channel was read through the session's own descriptor (``rank_tail``).
+    """
+    reports: dict[int, tuple[str, dict]] = {}
     problems: list[str] = []
-    channels = rank_channels(folder)
-    if len(channels) < nproc:
-        missing = nproc - len(channels)
+    started = [channel for channel in channels if channel.rank is not None]
+    if len(started) < nproc:
+        missing = nproc - len(started)
         problems.append(f"{missing} of this node's {nproc} ranks never started a profile")
-    for rank, (channel, local_rank) in channels.items():
-        read = already_read.get(rank) or read_rank_channel(channel)
-        report, terminal = read.report, read.terminal
+    for channel in started:
+        rank, report, terminal = channel.rank, channel.report, channel.terminal
         if terminal is None:
             problems.append(f"rank {rank}: ended without a complete result")
+        elif terminal["type"] == "invalid":
+            problems.append(
+                f"rank {rank}: the profile channel carried a message the worker did not "
+                f"send ({terminal['problem']}): its rows are incomplete"
+            )
         elif terminal["type"] != "done":
-            problems.append(f"rank {rank}: {terminal.get('message') or terminal.get('problem')}")
-        peak = rank_peak(folder, local_rank)
+            problems.append(f"rank {rank}: {terminal.get('message')}")
+        peak = rank_peak(peaks.get(channel.local_rank))
         report["totals"]["process_peak_rss"] = (
             None if peak is None else
             {"value": peak, "unit": "bytes", "source": "the rank's own ru_maxrss at exit "
              "(in the peak pass, the process in its place on this node)"}
         )  # fmt: skip
-        reports[rank] = (channel, report)
+        assert rank is not None
+        reports[rank] = (f"rank {rank} (local rank {channel.local_rank})", report)
     return reports, problems
 
 
-def rank_peak(folder: str, local_rank: int) -> int | None:
-    try:
-        return int((Path(folder) / rss_name(local_rank)).read_text())
-    except (OSError, ValueError):
-        return None
+PEAK_BYTES = 64  # "PEAK STEP": two numbers
+
+
+def peak_and_step(text: bytes) -> tuple[int | None, int | None]:
+    """A peak-pass process's ``PEAK`` or ``PEAK STEP`` (the step it was ended at); None
+    for what it did not write, or wrote as anything but numbers (the workload can reach
+    that descriptor)."""
+    words = text.split()
+    if not 1 <= len(words) <= 2 or not all(word.isdigit() and len(word) < 20 for word in words):
+        return None, None
+    peak, step = int(words[0]), (int(words[1]) if len(words) == 2 else None)
+    return peak, step
+
+
+def rank_peak(handoff: HandoffFile | None) -> int | None:
+    """A rank's peak RSS as its peak-pass process wrote it."""
+    return None if handoff is None else peak_and_step(handoff.read_all(PEAK_BYTES))[0]
 
 
 _ROOT_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
@@ -124,25 +139,57 @@ _ROOT_EXIT = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)(?:.*\((SIG\w+)\))?")
 _ERROR_LINE = re.compile(r"^(?:\[rank\d+\]: )?(\w+(?:\.\w+)*(?:Error|Exception|Interrupt)): (.+)$")
 
 
+# A rank killed by one of these did not fail because a peer did (a peer's loss ends the
+# others with an exit status); torchrun's own teardown sends SIGTERM, never these first.
+VIOLENT_SIGNALS = frozenset({"SIGKILL", "SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE"})
+
+
+def _failures(lines: Sequence[str]) -> list[tuple[int, int | None, str | None, bool]]:
+    """Every ``rank : N`` / ``exitcode : X (SIG)`` pair of torchrun's failure report, once
+    per rank: (rank, exit code, signal name, whether it is the root cause)."""
+    found: dict[int, tuple[int, int | None, str | None, bool]] = {}
+    rank, root = None, False
+    for line in lines:
+        if "Root Cause" in line:
+            root = True
+        elif (named := _ROOT_RANK.match(line)) is not None:
+            rank = int(named.group(1))
+        elif rank is not None and (ended := _ROOT_EXIT.match(line)) is not None:
+            known = found.get(rank)
+            found[rank] = (
+                rank,
+                int(ended.group(1)),
+                ended.group(2),
+                root or bool(known and known[3]),
+            )
+            rank = None
+    return list(found.values())
+
+
 def torchrun_failure(stderr_tail: Sequence[str], workload_lines: Sequence[str] = ()) -> str | None:
-    """Which rank failed and how, from torchrun's "Root Cause" block (``rank : 1``,
-    ``exitcode : -6 ... (SIGABRT)``), with the last exception the ranks printed; None
-    when torchrun said nothing of the kind."""
-    rank = exit_code = signal_name = None
-    lines = list(stderr_tail)
-    roots = [i for i, line in enumerate(lines) if "Root Cause" in line]
-    for line in lines[roots[-1] :] if roots else lines:  # the first failure, not its echoes
-        if rank is None and (found := _ROOT_RANK.match(line)):
-            rank = int(found.group(1))
-        elif rank is not None and exit_code is None and (found := _ROOT_EXIT.match(line)):
-            exit_code, signal_name = int(found.group(1)), found.group(2)
-    if rank is None:
+    """Which ranks failed and how, from torchrun's failure report (``rank : 1``,
+    ``exitcode : -6 ... (SIGABRT)``), the cause first: a rank killed by a signal such as
+    SIGKILL (the out-of-memory killer) before torchrun's "root cause" when that one only
+    exited with a status (it lost its peer); with the last exception the ranks printed
+    for the first not killed outright. Ranks torchrun ended itself (SIGTERM) are
+    left out. None when torchrun said nothing of the kind."""
+    failures = _failures(list(stderr_tail))
+    if not failures:
         return None
-    how = f"exit status {exit_code}" if signal_name is None else f"signal {signal_name}"
+    failures.sort(key=lambda f: (f[2] not in VIOLENT_SIGNALS, not f[3], f[0]))
     error = None
     for line in reversed(workload_lines):
         found = _ERROR_LINE.match(line.strip())
         if found and "ChildFailedError" not in line:
             error = f"{found.group(1)}: {found.group(2)}"
             break
-    return f"rank {rank} failed ({how})" + (f": {error}" if error else "")
+    said = []
+    for index, (rank, code, signal_name, _) in enumerate(failures):
+        if index and signal_name == "SIGTERM":
+            continue  # ended by torchrun once another had failed
+        how = f"exit status {code}" if signal_name is None else f"signal {signal_name}"
+        text = f"rank {rank} failed ({how})"
+        if signal_name != "SIGKILL" and error:  # a process killed so says nothing
+            text, error = f"{text}: {error}", None
+        said.append(text)
+    return "; ".join(said)

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING:
+    from torchscan_tui.formats.kept_trace import KeptTrace
     from torchscan_tui.formats.report_pages import PendingRows
 
 
@@ -78,6 +79,9 @@ class RunFinished(NamedTuple):
     report: dict
     complete: bool  # False when rows are missing or partial
     details: str = ""  # a traceback or the workload's last stderr lines
+    # The Chrome trace this process wrote or opened for the run, held open: the only one
+    # ``t`` exports (a report's ``trace_path`` is a hint, never copied: see kept_trace).
+    trace: KeptTrace | None = None
 
 
 Event = (

@@ -14,6 +14,9 @@ can be taken for a message. Message types, in the order a worker sends them:
    "traceback": str, "exit_code": int | None}     the one-line message first
   {"type": "done"}                                 nothing follows
 
+A torchrun rank's worker writes to a file instead (``worker/rank.py``), its first line
+``{"type": "rank", "rank": R, "local_rank": L}`` (torchrun's ``RANK`` and ``LOCAL_RANK``).
+
 A channel that ends without ``done`` or ``error`` means the worker died or lost its fd:
 the reader reports the run as incomplete, never as an empty success. The workload runs in
 the worker's process and can write to the channel's fd: :func:`check_message` holds every
@@ -83,6 +86,11 @@ class _Meta(_MetaRequired, total=False):
     overview: dict[str, Any] | None  # the step overview (a step window's run)
 
 
+class _Rank(TypedDict):
+    rank: int
+    local_rank: int
+
+
 class _ErrorRequired(TypedDict):
     kind: str
     message: str
@@ -93,7 +101,7 @@ class _Error(_ErrorRequired, total=False):
     exit_code: int | None
 
 
-_SHAPES: dict[str, type] = {"phase": _Phase, "meta": _Meta, "error": _Error}
+_SHAPES: dict[str, type] = {"phase": _Phase, "meta": _Meta, "error": _Error, "rank": _Rank}
 
 
 def check_message(message: dict, rows_before: int = 0) -> dict:
@@ -143,9 +151,11 @@ if _msgspec is not None:
         ),
         _tagged("error", _Error),
         _tagged("done", None),
+        _tagged("rank", _Rank),
     ]
     _DECODER = _msgspec.json.Decoder(_MESSAGE_TYPES[0] | _MESSAGE_TYPES[1] | _MESSAGE_TYPES[2]
-                                     | _MESSAGE_TYPES[3] | _MESSAGE_TYPES[4])  # fmt: skip
+                                     | _MESSAGE_TYPES[3] | _MESSAGE_TYPES[4]
+                                     | _MESSAGE_TYPES[5])  # fmt: skip
     _as_dict = _msgspec.structs.asdict
     _ERROR_MESSAGE = _MESSAGE_TYPES[3]
 
@@ -192,6 +202,9 @@ class ChannelWriter:
 
 READ_BUFFER = 1 << 20
 """Bytes read at a time: a batch of 1000 rows is ~190 KiB, so a read takes several."""
+MAX_LINE = 64 << 20
+"""The longest line a reader holds: a rows message is ~190 KiB, a meta with a big kernel
+view a few MiB. A longer one is no message of the worker's (the workload wrote it)."""
 
 
 def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
@@ -218,6 +231,9 @@ def read_messages(fd: int, buffer_size: int = READ_BUFFER) -> Iterator[dict]:
             if not select.select([fd], [], [], 0)[0]:
                 burst.set(False)  # about to block: never wait with the collector off
             if end == len(buffer):  # full: move the partial line to the front, or grow
+                if start == 0 and end > MAX_LINE:  # no message is this long: not ours
+                    yield {"type": "invalid", "problem": f"a line over {MAX_LINE} bytes"}
+                    return
                 if start == 0:
                     view.release()
                     buffer += bytes(len(buffer))

@@ -1,23 +1,55 @@
-"""The names of a torchrun job's per-rank files in the run's private folder (no imports:
-the peak pass's ranks import this before the script runs, and must not weigh more).
+"""The files a run's children write for the session, child side (no imports but os: the
+peak pass's ranks load this before the script runs, and must not weigh more).
 
-Each rank of the profile pass writes ``rank-R.local-L.channel`` (its global ``RANK``, the
-label users see, and its ``LOCAL_RANK``); each rank of the peak pass writes
-``local-L.rss``. The RSS file goes by local rank because a c10d rendezvous hands out
-global ranks in order of arrival: across nodes, a process's global rank may differ from
-one pass to the next, while its place on its node does not.
+torchrun starts the ranks, so no pipe of ours reaches them, and the workload runs inside
+each rank and can reach the run's private folder. So the session creates every file a
+rank will write before the job starts (``run/handoff.py``): one channel per local rank
+(``local-L.channel``, the profile pass) and one peak file per local rank
+(``local-L.rss``, the peak pass), and names each in the environment with its device and
+inode. A rank opens its file by that name without creating anything or following a
+link, and writes only if it is that very file; the session reads each back through the
+descriptor it kept from creation, never by name. Files go by ``LOCAL_RANK``: a c10d
+rendezvous hands out global ranks in order of arrival, so across nodes a process's
+global rank may differ between the two passes, while its place on its node does not.
 """
 
 from __future__ import annotations
 
-import re
+import os
 
-CHANNEL_NAME = re.compile(r"^rank-(\d+)\.local-(\d+)\.channel$")
+HANDOFF_VARIABLE = "TORCHSCAN_HANDOFF_"  # + the file's name: "PATH:DEV:INO"
+RSS_STOPPED = "rss.stopped"  # a plain peak pass's: the step it was ended at (--rss-steps)
 
 
-def channel_name(rank: int, local_rank: int) -> str:
-    return f"rank-{rank}.local-{local_rank}.channel"
+def channel_name(local_rank: int) -> str:
+    return f"local-{local_rank}.channel"
 
 
 def rss_name(local_rank: int) -> str:
     return f"local-{local_rank}.rss"
+
+
+def handoff_variable(name: str) -> str:
+    """The environment variable naming the file ``name`` (dots and dashes as ``_``)."""
+    return HANDOFF_VARIABLE + name.replace(".", "_").replace("-", "_").upper()
+
+
+class NotTheHandoff(OSError):
+    """The file at the handed-off name is not the one the session made (or is gone)."""
+
+
+def open_handoff(name: str) -> int:
+    """A descriptor for writing the file the session made for this process under
+    ``name``: opened by the path it gave, creating nothing and following no link, and
+    kept only if it is that very file (its device and inode). NotTheHandoff otherwise."""
+    spec = os.environ.get(handoff_variable(name))
+    if not spec:
+        raise NotTheHandoff(f"no {name} was made for this process")
+    path, device, inode = spec.rsplit(":", 2)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    info = os.fstat(fd)
+    if (info.st_dev, info.st_ino) != (int(device), int(inode)):
+        os.close(fd)
+        raise NotTheHandoff(f"{path} is no longer the file made for this process")
+    os.set_blocking(fd, True)
+    return fd

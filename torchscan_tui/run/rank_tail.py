@@ -1,22 +1,23 @@
-"""Follow each rank's channel file while a torchrun job runs (no torch here).
+"""Follow each rank's channel while a torchrun job runs (no torch here).
 
 torchrun starts the ranks, so no pipe of ours reaches them: each rank's worker appends
-its channel messages to ``rank-R.local-L.channel`` in the run's private folder (see
-``worker/rank.py``; R is the global rank). :class:`RankTail` reads what each file has
-gained since the last look, whole lines only (a line still being written waits for its
-end), so the session can pass each rank's rows and steps on while the job runs, instead
-of all at its end.
+its channel messages to the file the session made for its local rank (see
+``run/handoff.py`` and ``worker/rank.py``), its first message saying its global rank.
+:class:`RankTail` reads what each file has gained since the last look, through the
+session's own descriptors, whole lines only (a line still being written waits for its
+end, up to :data:`MAX_LINE`), so the session can pass each rank's rows and steps on while
+the job runs, and has each rank's report when it ends.
 """
 
 from __future__ import annotations
 
-import os
 import threading
-from pathlib import Path
+from collections.abc import Mapping
 
-from torchscan_tui.run.distributed import RankChannel, rank_channels
+from torchscan_tui.run.distributed import RankChannel
 from torchscan_tui.run.events import EventCallback, PhaseChanged, RowsReceived
-from torchscan_tui.run.protocol import NotAMessage, decode
+from torchscan_tui.run.handoff import HandoffFile
+from torchscan_tui.run.protocol import MAX_LINE, NotAMessage, decode
 
 READ_CHUNK = 1 << 20
 POLL_S = 0.2  # how often the files are looked at while the job runs
@@ -24,56 +25,64 @@ POLL_S = 0.2  # how often the files are looked at while the job runs
 
 class RankTail:
     """Each rank's new messages, as ``(rank, message)`` pairs, a look at a time; each
-    rank's report is built from them as they come (``channels``), so a file followed to
-    its end need not be read again. ``complete``: the files were read to their end after
-    the job had ended (set by :func:`follow_ranks`)."""
+    rank's report is built from them as they come (``channels``, by global rank; a rank
+    is known once its first message has said which it is)."""
 
-    def __init__(self, folder: str):
-        self.folder = Path(folder)
-        self.channels: dict[int, RankChannel] = {}
-        self.complete = False
-        self._fds: dict[int, int] = {}
+    def __init__(self, files: Mapping[int, HandoffFile]):
+        self.files = dict(files)  # by local rank
+        self.channels: dict[int, RankChannel] = {}  # by global rank
+        self._by_local: dict[int, RankChannel] = {}
         self._partial: dict[int, bytes] = {}
 
     @property
+    def every_channel(self) -> list:
+        """Each local rank's channel, those that never said their rank included."""
+        return [self._by_local.setdefault(local, RankChannel(local)) for local in self.files]
+
+    @property
     def ranks(self) -> list[int]:
-        """The ranks whose files have been found (each rank creates its file at start)."""
-        return sorted(self._fds)
+        """The global ranks that have said who they are (each does as it starts)."""
+        return sorted(self.channels)
 
     def poll(self) -> list[tuple[int, dict]]:
         """The messages every rank has finished writing since the last poll, in order per
-        rank. Lines that are no message are skipped; a forged one comes as ``invalid``."""
-        for rank, (path, _) in rank_channels(self.folder).items():
-            if rank not in self._fds:
-                try:
-                    self._fds[rank] = os.open(path, os.O_RDONLY)
-                except FileNotFoundError:  # gone between the listing and now
-                    continue
+        rank. Lines that are no message are skipped; a forged one, or a line longer than
+        :data:`MAX_LINE`, comes as ``invalid`` and ends the reading of that rank."""
         found: list[tuple[int, dict]] = []
-        for rank, fd in self._fds.items():
-            parts = [self._partial.pop(rank, b"")]
-            while chunk := os.read(fd, READ_CHUNK):
-                parts.append(chunk)
+        for local, handoff in self.files.items():
+            channel = self._by_local.setdefault(local, RankChannel(local))
+            if channel.closed:
+                continue
+            parts = [self._partial.pop(local, b"")]
+            size = len(parts[0])
+            while size <= 2 * MAX_LINE and (chunk := handoff.read_new(READ_CHUNK)):
+                parts.append(chunk)  # past 2 lines' bound the rest waits for the next look
+                size += len(chunk)
             complete, _, rest = b"".join(parts).rpartition(b"\n")
-            if rest:
-                self._partial[rank] = rest
             for line in complete.split(b"\n"):
-                if not line:
-                    continue
-                try:
-                    message = decode(line)
-                except NotAMessage as exc:
-                    message = {"type": "invalid", "problem": str(exc)}
-                except ValueError:
-                    continue
-                self.channels.setdefault(rank, RankChannel()).take(message)
-                found.append((rank, message))
+                if line and not channel.closed:
+                    self._take(channel, line, found)
+            if len(rest) > MAX_LINE:
+                channel.take({"type": "invalid", "problem": f"a line over {MAX_LINE} bytes"})
+            elif rest:
+                self._partial[local] = rest
         return found
 
+    def _take(self, channel: RankChannel, line: bytes, found: list) -> None:
+        try:
+            message = decode(line)
+        except NotAMessage as exc:
+            message = {"type": "invalid", "problem": str(exc)}
+        except ValueError:
+            return
+        channel.take(message)
+        if channel.rank is not None:
+            self.channels[channel.rank] = channel
+            found.append((channel.rank, message))
+
     def close(self) -> None:
-        for fd in self._fds.values():
-            os.close(fd)
-        self._fds.clear()
+        for handoff in self.files.values():
+            handoff.close()
 
 
 def follow_ranks(
@@ -82,30 +91,22 @@ def follow_ranks(
     """While the job runs (until ``job_over``): each rank's rows, tagged ``rank`` (copies:
     the rank's own report keeps them as sent), as its worker writes them, and the step
     the slowest of the ``nproc`` ranks has reached (a rank not started yet is at step 0);
-    a last look once the job has ended, after which ``tail.complete`` is set."""
+    a last look once the job has ended."""
     steps: dict[int, int] = {}
     said: tuple | None = None
-    try:
-        while True:
-            over = job_over.wait(POLL_S)
-            try:
-                found = tail.poll()
-            except OSError:  # the folder is unreadable: the rows come at the job's end
-                return
-            for rank, message in found:
-                kind = message["type"]
-                if kind == "rows":
-                    emit(RowsReceived([{**row, "rank": rank} for row in message["rows"]]))
-                elif kind == "phase" and message.get("step") is not None:
-                    steps[rank] = message["step"]
-                    started = tail.ranks
-                    slowest = min(steps.get(r, 0) for r in started)
-                    slowest = slowest if len(started) >= nproc else 0
-                    if (slowest, message.get("steps")) != said:
-                        said = (slowest, message.get("steps"))
-                        emit(PhaseChanged("profiling", *said))
-            if over:
-                tail.complete = True
-                return
-    finally:
-        tail.close()
+    while True:
+        over = job_over.wait(POLL_S)
+        for rank, message in tail.poll():
+            kind = message["type"]
+            if kind == "rows":
+                emit(RowsReceived([{**row, "rank": rank} for row in message["rows"]]))
+            elif kind == "phase" and message.get("step") is not None:
+                steps[rank] = message["step"]
+                started = tail.ranks
+                slowest = min(steps.get(r, 0) for r in started)
+                slowest = slowest if len(started) >= nproc else 0
+                if (slowest, message.get("steps")) != said:
+                    said = (slowest, message.get("steps"))
+                    emit(PhaseChanged("profiling", *said))
+        if over:
+            return

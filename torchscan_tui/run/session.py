@@ -18,9 +18,13 @@ from pathlib import Path
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.common.line_tail import LineTail
+from torchscan_tui.formats.atomic import ExportError
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
+    PEAK_BYTES,
+    peak_and_step,
     read_ranks,
     torchrun_failure,
 )
@@ -35,9 +39,11 @@ from torchscan_tui.run.events import (
     RssSampled,
     RunFinished,
 )
+from torchscan_tui.run.handoff import HandoffFile, handoff_env
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import apply_meta, read_messages
+from torchscan_tui.run.rank_files import RSS_STOPPED, channel_name, rss_name
 from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
 MAX_STORED_SAMPLES = 240
@@ -131,6 +137,16 @@ def empty_report(config: RunConfig) -> dict:
     )
 
 
+def _kept(trace_path: str) -> KeptTrace | None:
+    """The trace the worker wrote where it was asked to, opened now it is done (the
+    workload has ended: nothing of its can replace the file after this); None if it is
+    no regular file there."""
+    try:
+        return KeptTrace.keep(trace_path, follow_links=False)
+    except ExportError:
+        return None
+
+
 class Session:
     """Runs the RSS child and then the profile worker, reporting events as it goes."""
 
@@ -143,7 +159,11 @@ class Session:
         # torchrun's failure report alone is ~25 lines: keep what names the rank.
         self._stderr_tail = LineTail(STDERR_TAIL_LINES * (10 if config.nproc_per_node else 1))
         self.report = empty_report(config)
-        self._private_dir: PrivateDir | None = None
+        self._private_dirs: list[PrivateDir] = []  # one a pass that needs one, newest last
+        self._trace: KeptTrace | None = None  # the trace the worker wrote, held open
+        # Files made for the peak pass's processes (run/handoff.py), by local rank (-1:
+        # a plain pass's stop file).
+        self._rss_files: dict[int, HandoffFile] = {}
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -154,13 +174,27 @@ class Session:
 
     @property
     def private_dir(self) -> str | None:
-        """A directory this run owns (the worker's trace goes there); see :meth:`cleanup`."""
-        return self._private_dir.path if self._private_dir is not None else None
+        """The newest directory this run owns (the worker's trace goes there); see
+        :meth:`cleanup`."""
+        return self._private_dirs[-1].path if self._private_dirs else None
+
+    def _new_private_dir(self) -> str:
+        """A directory of its own for the pass about to start (OSError if none can be
+        made): a pass's processes can reach its folder, so no pass shares one with the
+        pass before it, whose workload could have changed or deleted it."""
+        made = PrivateDir()
+        self._private_dirs.append(made)
+        return made.path
 
     def cleanup(self) -> None:
-        if self._private_dir is not None:
-            self._private_dir.remove()
-            self._private_dir = None
+        if self._trace is not None:
+            self._trace.close()
+            self._trace = None
+        for handoff in self._rss_files.values():
+            handoff.close()
+        for made in self._private_dirs:
+            made.remove()
+        self._private_dirs.clear()
 
     def _start(self, command: MeasuredCommand) -> MeasuredCommand | None:
         with self._lock:
@@ -180,7 +214,7 @@ class Session:
     def _finish(self, outcome: str, message: str, complete: bool, details: str = "") -> RunFinished:
         self.report["run"]["complete"] = complete
         self._emit(PhaseChanged(outcome))
-        finished = RunFinished(outcome, message, self.report, complete, details)
+        finished = RunFinished(outcome, message, self.report, complete, details, self._trace)
         self._emit(finished)
         return finished
 
@@ -195,21 +229,27 @@ class Session:
         """Run both children to the end (or to cancel). Never raises for workload failures."""
         script = self.config.script
         self._emit(PhaseChanged("measuring"))
-        rank_folder = None
-        if self.config.nproc_per_node is not None:  # each rank's files go here
-            try:
-                self._private_dir = PrivateDir()
+        nproc = self.config.nproc_per_node
+        env = None
+        if nproc is not None or self.config.rss_steps is not None:
+            try:  # the files the pass's processes write for us go here
+                folder = self._new_private_dir()
+                if nproc is not None:  # each rank's own peak (and step, with --rss-steps)
+                    self._rss_files = {local: HandoffFile(folder, rss_name(local))
+                                       for local in range(nproc)}  # fmt: skip
+                else:  # the step the pass was ended at
+                    self._rss_files = {-1: HandoffFile(folder, RSS_STOPPED)}
             except OSError as exc:
-                return self._finish("failed", f"no private directory for the ranks: {exc}", False)
-            rank_folder = self._private_dir.path
+                return self._finish("failed", f"no private files for the run: {exc}", False)
+            env = handoff_env(list(self._rss_files.values()), _worker_env())
         try:
             measured = self._start(
                 MeasuredCommand(
-                    self.config.rss_command(rank_folder),
+                    self.config.rss_command(),
                     on_output=self._output("workload"),
                     on_sample=lambda seconds, rss: self._emit(RssSampled(seconds, rss)),
                     grace_seconds=self.config.grace_seconds,
-                    env=_worker_env() if self.config.rss_steps or rank_folder else None,
+                    env=env,
                 )
             )
         except OSError as exc:
@@ -227,8 +267,8 @@ class Session:
         except RuntimeError as exc:  # the launcher ended without a word
             return self._launcher_silent("the workload started", f"{script}: {exc}")
         measured_event = rss_event(result)
-        if self.config.rss_steps is not None:  # the peak covers the run up to that step
-            measured_event.status["rss_steps"] = self.config.rss_steps
+        if self.config.rss_steps is not None:  # what the peak covers, as it ended
+            measured_event.status.update(self._rss_scope(self.config.rss_steps))
         self.report["totals"]["process_peak_rss"] = result.rss
         self.report["run"]["rss_status"] = measured_event.status
         self.report["run"]["rss_wall_seconds"] = result.wall_seconds
@@ -246,20 +286,35 @@ class Session:
             )
         return self._profile()
 
+    def _rss_scope(self, limit: int) -> dict:
+        """``rss_steps``: the pass was ended at step ``limit`` (every rank was, in a
+        torchrun job); else ``rss_steps_unreached``: it ended before, so its peak is the
+        whole run's. Read from the files its processes wrote when they stopped."""
+        if -1 in self._rss_files:
+            said = self._rss_files[-1].read_all(PEAK_BYTES).strip()
+            stopped = [int(said) if said.isdigit() else None]
+        else:
+            stopped = [peak_and_step(f.read_all(PEAK_BYTES))[1] for f in self._rss_files.values()]
+        if stopped and all(step == limit for step in stopped):
+            return {"rss_steps": limit}
+        return {"rss_steps_unreached": limit}
+
     def _profile(self) -> RunFinished:
         script = self.config.script
         self._emit(PhaseChanged("profiling"))
-        if self.config.nproc_per_node is not None and self._private_dir is not None:
-            return self._profile_ranks(self._private_dir.path)
+        if self.config.nproc_per_node is not None:
+            try:
+                folder = self._new_private_dir()
+            except OSError as exc:
+                return self._finish("failed", f"no private directory for the ranks: {exc}", False)
+            return self._profile_ranks(folder)
         trace_path = self.config.trace_path
         trace_note = None
         if trace_path is None and self.config.private_trace:
             try:
-                self._private_dir = PrivateDir()
+                trace_path = os.path.join(self._new_private_dir(), "trace.json")
             except OSError as exc:  # TMPDIR full or read-only: the rows need no trace
                 trace_note = diag.trace_unavailable(tempfile.gettempdir(), exc)
-            else:
-                trace_path = os.path.join(self._private_dir.path, "trace.json")
         channel_read, channel_write = os.pipe()
         try:
             worker = self._start(
@@ -290,6 +345,8 @@ class Session:
             )
         self.report["run"]["profile_status"] = result.status.to_dict()
         self.report["run"]["profile_leftovers"] = result.leftover_processes
+        if trace_path is not None and self.report.get("trace_path") == trace_path:
+            self._trace = _kept(trace_path)
         ended = (
             f"; ended {result.leftover_processes} process(es) the workload left running"
             if result.leftover_processes
@@ -322,26 +379,38 @@ class Session:
     def _profile_ranks(self, folder: str) -> RunFinished:
         """Every rank profiled under torchrun: each rank's rows and steps passed on live as
         its worker writes them (tagged with its rank), then one multi-rank report once the
-        job ends, whose cross-rank rows replace them."""
-        from torchscan_tui.formats.ranks import multi_rank_report
-
-        script = self.config.script
+        job ends, whose cross-rank rows replace them. Each rank writes only into the
+        channel file made for its local rank, read back through our own descriptor."""
         nproc = self.config.nproc_per_node or 0
         self._emit(ProfileMeta({"ranks": nproc, "ranks_streaming": True}, [], {}, None, []))
         try:
+            channels = {local: HandoffFile(folder, channel_name(local)) for local in range(nproc)}
+        except OSError as exc:
+            return self._finish("failed", f"no channel files for the ranks: {exc}", False)
+        tail = RankTail(channels)
+        try:
+            return self._follow_rank_job(tail, nproc)
+        finally:
+            tail.close()
+
+    def _follow_rank_job(self, tail: RankTail, nproc: int) -> RunFinished:
+        from torchscan_tui.formats.ranks import multi_rank_report
+
+        script = self.config.script
+        try:
             job = self._start(
                 MeasuredCommand(
-                    self.config.rank_worker_command(folder),
+                    self.config.rank_worker_command(),
                     on_output=self._output("profiler"),
                     grace_seconds=self.config.grace_seconds,
-                    env=_worker_env(),
+                    env=handoff_env(list(tail.files.values()), _worker_env()),
                 )
             )
         except OSError as exc:
             return self._finish("failed", f"could not start torchrun: {exc}", False)
         if job is None:
             return self._finish("cancelled", "cancelled before profiling started", False)
-        job_over, tail = threading.Event(), RankTail(folder)
+        job_over = threading.Event()
         streaming = threading.Thread(
             target=follow_ranks, args=(tail, nproc, job_over, self._emit), daemon=True
         )
@@ -353,20 +422,27 @@ class Session:
         finally:
             job_over.set()
             streaming.join()
+        tail.poll()  # what the last look left (a line finished after it)
         self.report["run"]["profile_status"] = result.status.to_dict()
+        self.report["run"]["profile_leftovers"] = result.leftover_processes
         if result.status.cancelled or self._cancelled.is_set():
+            self._emit(ProfileMeta({"ranks": nproc}, [], {}, None, []))  # no longer streaming
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
-        # The files as followed, if to their end (else read now: following stopped early)
-        reports, problems = read_ranks(folder, nproc, tail.channels if tail.complete else None)
+        reports, problems = read_ranks(tail.every_channel, nproc, self._rss_files)
         if reports:
             combined = multi_rank_report(reports)
-            for key in ("operators", "context", "diagnostics", "kernels", "ranks"):
+            for key in ("operators", "context", "diagnostics", "kernels", "ranks", "run"):
+                if key == "run":
+                    self.report["run"]["complete"] = combined["run"]["complete"]
+                    continue
                 self.report[key] = combined.get(key)  # type: ignore[literal-required]
             self._emit(ProfileMeta(self.report["context"], self.report["diagnostics"],
                                    {}, None, []))  # fmt: skip
             self._emit(RowsReplaced(self.report["operators"]))
+        else:
+            self._emit(ProfileMeta({"ranks": nproc}, [], {}, None, []))
         if problems or not result.status.ok:
-            said = "; ".join(problems) or self._rank_failure() or "the job failed"
+            said = "; ".join(self._rank_problems(problems)) or "the job failed"
             return self._finish(
                 "failed",
                 f"{script}: torchrun {result.status.describe()}: {said}",
@@ -375,6 +451,20 @@ class Session:
             )
         return self._finish("done", f"{nproc} ranks, {len(self.report['operators'])} rows "
                                     f"from {script}", True)  # fmt: skip
+
+    def _rank_problems(self, problems: list[str]) -> list[str]:
+        """What went wrong, the failed rank first as torchrun names it (its exit or
+        signal, its last error): the others' missing results follow from it."""
+        root = self._rank_failure()
+        if root is None:
+            return problems
+        named = set(re.findall(r"rank \d+(?= failed)", root))  # ranks torchrun reported
+        first = root.split(" failed", 1)[0]  # "rank 1": the cause
+        return [root] + [
+            problem.replace("ended without a complete result", f"stopped when {first} failed")
+            for problem in problems
+            if problem.split(":", 1)[0] not in named
+        ]
 
     def _rank_failure(self) -> str | None:
         """Which rank failed, how, and its last error (from torchrun's report); None when

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import incomplete_run
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
@@ -128,7 +129,7 @@ def _row_batches(rows: list) -> list[Event]:
     ]
 
 
-def _finished(report: dict, rows: int | None = None) -> RunFinished:
+def _finished(report: dict, rows: int | None = None, trace: KeptTrace | None = None) -> RunFinished:
     if rows is None:
         rows = len(report.get("operators") or [])
     run = report.get("run") or {}
@@ -136,7 +137,7 @@ def _finished(report: dict, rows: int | None = None) -> RunFinished:
     message = f"{rows} rows from a saved report"
     if not complete and run.get("note"):  # why the file's rows are incomplete
         message = run["note"]
-    return RunFinished("done", message, report, complete)
+    return RunFinished("done", message, report, complete, trace=trace)
 
 
 class ReportSource:
@@ -144,14 +145,23 @@ class ReportSource:
 
     Rows the opener left undecoded (``pending``) are sent as text, in parts, for the app
     to decode: the first page reaches the screen without waiting for the other 100k.
+    ``trace``: the trace file itself, when the file opened was one (held open by the
+    opener: the only trace ``t`` exports; a saved report's ``trace_path`` is a hint).
     """
 
     rerunnable = False
     timed = False
 
-    def __init__(self, report: dict, path: str, pending: PendingRows | None = None):
+    def __init__(
+        self,
+        report: dict,
+        path: str,
+        pending: PendingRows | None = None,
+        trace: KeptTrace | None = None,
+    ):
         self.report = report
         self.pending = pending if pending is not None else PendingRows()
+        self.trace = trace
         self.path = path
         self.title = os.path.basename(path)
         self.device = (report.get("context") or {}).get("device", "?")
@@ -170,7 +180,7 @@ class ReportSource:
         for part in self.pending.split():
             emit(RowTextsReceived(part))
             time.sleep(0)  # each part is copied here: let the app paint between them
-        emit(_finished(self.report, total))
+        emit(_finished(self.report, total, self.trace))
 
     def damaged(self, detail: str | None = None) -> RunFinished:
         """The rows decoded so far, marked incomplete with a note that names the file and
@@ -183,10 +193,12 @@ class ReportSource:
             f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
             "those; open an intact copy for the rest"
         )
-        return _finished({**self.report, "run": incomplete_run(self.report.get("run"), message)})
+        damaged = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
+        return _finished(damaged, trace=self.trace)
 
     def cancel(self) -> None:
         pass  # nothing runs
 
     def cleanup(self) -> None:
-        pass
+        if self.trace is not None:
+            self.trace.close()

@@ -21,6 +21,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.sources import LiveSource, ReportSource, RunSource
@@ -104,13 +105,15 @@ def create_app(
     diff: dict | None = None,
     rediff: Callable[[str], dict] | None = None,
     traces: tuple[Path, list[Path]] | None = None,
+    trace: KeptTrace | None = None,
     show_clock: bool = True,
     handle_hangup: bool = False,
 ) -> TorchscanApp:
     """The one factory the CLI and the tests use; exactly one of ``config`` (run a
     workload), ``report`` (reopen one), ``source`` (events from anywhere), ``diff``
     (compare two profiles; ``rediff(by)`` compares them again matched by "shape" or
-    "operator") or ``traces`` (a folder and its traces to pick from)."""
+    "operator") or ``traces`` (a folder and its traces to pick from). ``trace``: the
+    reopened file itself, held open, when it is a trace (what ``t`` exports)."""
     screen: Screen
     if diff is not None:
         from torchscan_tui.ui.screens.compare_screen import CompareScreen
@@ -125,7 +128,7 @@ def create_app(
             if config is not None:
                 source = LiveSource(config)
             elif report is not None:
-                source = ReportSource(report, report_path, pending_rows)
+                source = ReportSource(report, report_path, pending_rows, trace)
             else:
                 raise ValueError("create_app needs a config, a report, a source, a diff or traces")
         screen = ProfileScreen(source, show_clock=show_clock)

@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass, field
 
 from torchscan_tui.common.line_tail import LineTail
+from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.run.events import (
     OutputLine,
     PhaseChanged,
@@ -57,7 +58,8 @@ class RunState:
     context: dict = field(default_factory=dict)
     diagnostics: list = field(default_factory=list)
     totals: dict = field(default_factory=dict)
-    trace_path: str | None = None
+    trace_path: str | None = None  # where the run's trace is, as said: shown, never copied
+    trace: KeptTrace | None = None  # the trace this process wrote or opened: ``t`` copies it
     kernels: list = field(default_factory=list)
     overview: dict | None = None
     outcome: str | None = None
@@ -129,6 +131,7 @@ class RunState:
             self.complete = event.complete
             self.report = event.report or self.report
             self.trace_path = event.report.get("trace_path") or self.trace_path
+            self.trace = event.trace
             self.ended_at = time.monotonic()
 
     def _log_line(self, line: str) -> None:

@@ -275,11 +275,13 @@ def profile_workload(
             window.adopt(own)
             prof = adopted.profile  # its trace is the one to export
         else:
+            if window.superseded:  # the script's profiler started and recorded nothing
+                window.never_recorded()
             raw_events = extract_raw_events(
                 prof.profiler.kineto_results,
                 device_activity=any(a != ProfilerActivity.CPU for a in activities),
             )
-            if windowed:
+            if windowed and not window.superseded:
                 columns = EventColumns.from_events(raw_events)
                 step_model = find_steps(columns, first_number=window.warmup + 1)
                 window.time_steps(step_model.steps)

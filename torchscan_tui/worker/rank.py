@@ -1,11 +1,10 @@
-"""``python -m torchscan_tui.worker.rank DIR SCRIPT [WORKER OPTIONS] -- ARGS``: one rank's
+"""``python -m torchscan_tui.worker.rank SCRIPT [WORKER OPTIONS] -- ARGS``: one rank's
 profile worker, started by ``torch.distributed.run`` (``--nproc-per-node N``).
 
 torchrun starts its ranks itself, so no pipe of ours reaches them: each rank's worker
-writes its channel messages (phases, meta, rows, done or error) to
-``DIR/rank-R.local-L.channel`` (torchrun's ``RANK`` and ``LOCAL_RANK``: see
-``run/rank_files.py``), a file created for it alone, which the session follows as it
-grows (``run/rank_tail.py``).
+writes its channel messages (its rank first, then phases, meta, rows, done or error) to
+the file the session made for its ``LOCAL_RANK`` (``run/rank_files.py``), opened before
+the script can run, which the session follows as it grows (``run/rank_tail.py``).
 """
 
 from __future__ import annotations
@@ -13,16 +12,22 @@ from __future__ import annotations
 import os
 import sys
 
-from torchscan_tui.run.rank_files import channel_name
+from torchscan_tui.run.rank_files import channel_name, open_handoff
 from torchscan_tui.worker.quick_exit import exit_without_teardown
 
 
 def main(argv: list[str]) -> int:
-    folder, *worker_args = argv
+    worker_args = list(argv)
     rank = int(os.environ.get("RANK", "0"))
     local_rank = int(os.environ.get("LOCAL_RANK", str(rank)))
-    path = os.path.join(folder, channel_name(rank, local_rank))
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        fd = open_handoff(channel_name(local_rank))
+    except OSError as exc:
+        print(f"torchscan-tui: rank {rank}: no channel to the session: {exc}", file=sys.stderr)
+        return 1
+    from torchscan_tui.run.protocol import ChannelWriter
+
+    ChannelWriter(fd).send({"type": "rank", "rank": rank, "local_rank": local_rank})
     cut = worker_args.index("--") if "--" in worker_args else len(worker_args)
     worker_args[cut:cut] = ["--channel-fd", str(fd)]
     from torchscan_tui.worker.main import main as worker_main

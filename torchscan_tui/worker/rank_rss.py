@@ -1,43 +1,64 @@
-"""``python -m torchscan_tui.worker.rank_rss DIR SCRIPT [ARGS]``: one rank of the peak-RSS
-pass under ``torch.distributed.run``, reporting its own peak.
+"""``python -m torchscan_tui.worker.rank_rss [--rss-steps=K] SCRIPT [ARGS]``: one rank of
+the peak-RSS pass under ``torch.distributed.run``, reporting its own peak.
 
 The rank runs the script as ``python SCRIPT ARGS`` would, then writes its own kernel
-high-water mark (``ru_maxrss`` of this process, at exit) to ``DIR/local-L.rss`` (L its
-``LOCAL_RANK``: see ``run/rank_files.py``): each
-rank's peak is that rank's, not a sum nor the largest process of the job. It then ends
-as the profile worker does, without torch's module teardown (which frees memory, so the
-peak is the same).
+high-water mark (``ru_maxrss`` of this process, at exit) to the file the session made
+for its ``LOCAL_RANK`` (``run/rank_files.py``), opened before the script runs: each
+rank's peak is that rank's, not a sum nor the largest process of the job. With
+``--rss-steps K`` it ends at its K-th optimizer step (``step_limit``), writing the peak
+so far and K. It then ends as the profile worker does, without torch's module teardown
+(which frees memory, so the peak is the same).
 """
 
 from __future__ import annotations
 
 import os
 import resource
-import runpy
 import sys
 import traceback
 
-from torchscan_tui.run.rank_files import rss_name
+from torchscan_tui.run.rank_files import open_handoff, rss_name
 from torchscan_tui.worker.quick_exit import exit_without_teardown
 
 
+def write_peak(fd: int | None, stopped_at: int | None = None) -> None:
+    """``PEAK`` or ``PEAK STEP`` (bytes; the step the pass ended at) into the session's
+    file; nothing if the workload closed or replaced the descriptor."""
+    if fd is None:
+        return
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
+    text = str(peak) if stopped_at is None else f"{peak} {stopped_at}"
+    try:
+        os.write(fd, text.encode())
+    except OSError:
+        pass
+
+
 def main(argv: list[str]) -> int:
-    folder, script, *args = argv
+    limit = None
+    if argv and argv[0].startswith("--rss-steps="):
+        limit = int(argv.pop(0).split("=", 1)[1])
+    script, *args = argv
     local_rank = int(os.environ.get("LOCAL_RANK", os.environ.get("RANK", "0")))
-    sys.argv = [script, *args]
-    sys.path[0] = os.path.dirname(os.path.abspath(script))  # as ``python SCRIPT`` has it
+    try:
+        fd: int | None = open_handoff(rss_name(local_rank))
+    except OSError as exc:
+        print(f"torchscan-tui: local rank {local_rank}: no peak file: {exc}", file=sys.stderr)
+        fd = None
+    from torchscan_tui.worker.step_limit import run_script, stop_at_step
+
+    if limit is not None:
+        stop_at_step(limit, lambda step: write_peak(fd, step))
     code = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        run_script(script, args)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except BaseException:  # noqa: BLE001 - said as Python says it, and the rank fails
         traceback.print_exc()
         code = 1
     finally:
-        peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
-        with open(os.path.join(folder, rss_name(local_rank)), "w") as out:
-            out.write(str(peak_kib * 1024))
+        write_peak(fd)
     return code
 
 

@@ -17,6 +17,8 @@ exit (a range ended after its profiler was gone).
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -24,6 +26,7 @@ from typing import Any
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
 from torchscan_tui.analysis.step_model import Step
+from torchscan_tui.worker.optimizer_steps import on_outermost_steps
 
 
 class WindowComplete(BaseException):  # noqa: N818 - not an error: the window is in
@@ -65,6 +68,9 @@ class StepWindow:
         self.step_seconds: list[float] = []  # each profiled step's wall time
         self.profiling = False
         self.window_started = False
+        self.ended_on_thread: str | None = None  # the window ended in a step on this thread
+        self.superseded = False  # the script started its own profiler: ours stopped
+        self.step_names: list[str] = []  # an adopted profile's: its ProfilerStep numbers
         self._last = 0.0
 
     def start(
@@ -85,14 +91,23 @@ class StepWindow:
         self._last = self._clock()
 
     def step_done(self) -> None:
-        """After each step: count it, mark the window, end the script when it is in."""
+        """After each step: count it, mark the window, end the script when it is in.
+
+        Once the script has started its own profiler (:class:`ScriptProfiler`) this
+        window is moot: the script runs until that profiler's first profile is in, its
+        schedule however long (then it ends at its next step)."""
         self.seen += 1
         now = self._clock()
+        if self.superseded:
+            self._on_step(self.seen, 0)  # how far, of no count known in advance
+            if self.end_at_next_step:  # the script's own profile is in
+                raise WindowComplete
+            return
         if not self.window_done:
             self._on_step(self.seen, self.warmup + self.steps)
-        if self.end_at_next_step:  # the script's own profile is in (ScriptProfiler)
-            raise WindowComplete
         if self.window_done:
+            if not self.run_to_end:  # again: the script caught it (``except BaseException``)
+                raise WindowComplete
             return  # after the window, with --run-to-end
         if not self.window_started:
             if self.seen == self.warmup:  # the warm-up is over: the window opens
@@ -140,6 +155,13 @@ class StepWindow:
         self.warmup = 0
         self.steps = max(len(steps), 1)
         self.step_seconds = [step.seconds for step in steps]
+        self.step_names = [step.name for step in steps]
+
+    def never_recorded(self) -> None:
+        """The script's own profiler started but kept no profile (its schedule never
+        reached an active step): the report holds what ran before it started, not steps."""
+        self.window_started = False
+        self.step_seconds = []
 
     def context(self) -> dict:
         """What the report says of the steps: how many, which, each one's wall time."""
@@ -152,11 +174,34 @@ class StepWindow:
                 "profiled": len(self.step_seconds) if self.window_started else 0,
                 "whole_run": not self.window_started,
                 "step_seconds": list(self.step_seconds),
+                **({"profiler_steps": list(self.step_names)} if self.step_names else {}),
             }
         }
 
     def notes(self) -> list[dict]:
         """Why the profile is not the window asked for, when it is not."""
+        if self.ended_on_thread is not None:
+            return [
+                diag.make(
+                    "steps_on_another_thread",
+                    f"The optimizer steps on the thread {self.ended_on_thread!r}, not the "
+                    "script's main thread: the window ended there and the script was ended "
+                    "from its main thread. torch.profiler records only the thread that "
+                    "started it (and autograd's), so that thread's ops are missing from "
+                    "the rows: run the training loop on the main thread to see them.",
+                )
+            ]
+        if self.superseded and not self.adopted:
+            return [
+                diag.make(
+                    "script_profiler_never_recorded",
+                    f"The script started its own torch.profiler, whose schedule never "
+                    f"reached an active step in the {self.seen} step(s) the script ran: it "
+                    "recorded nothing. The rows are what ran before it started (model set-up, "
+                    "not training steps). Shorten its schedule's wait and warm-up, or remove "
+                    "the script's profiler and use --steps.",
+                )
+            ]
         if self.adopted:
             return [
                 diag.make(
@@ -194,12 +239,45 @@ class StepWindow:
         return []
 
 
-def hook_optimizer_steps(window: StepWindow) -> Callable[[], None]:
-    """Count every ``optimizer.step()`` of any torch.optim optimizer; returns the undo."""
-    from torch.optim.optimizer import register_optimizer_step_post_hook
+# A signal no script uses, to end the window from a step taken on another thread.
+WINDOW_SIGNAL = getattr(signal, "SIGRTMIN", signal.SIGUSR2) + 7
 
-    handle = register_optimizer_step_post_hook(lambda optimizer, args, kwargs: window.step_done())
-    return handle.remove
+
+def hook_optimizer_steps(window: StepWindow) -> Callable[[], None]:
+    """Count every outermost ``optimizer.step()`` of any torch.optim optimizer (see
+    ``optimizer_steps``); returns the undo. Called on the main thread.
+
+    The window ends by raising :class:`WindowComplete` out of the step that completes
+    it, on the script's main thread. When that step ran on another thread (a trainer
+    whose consumer thread steps), raising there would end only that thread and leave
+    the script waiting for it: instead the main thread is sent :data:`WINDOW_SIGNAL`,
+    whose handler raises there (a wait on a lock or a join is interrupted by it), and
+    the stepping thread waits where it is, inside its step, until the worker exits.
+    """
+    main = threading.main_thread()
+
+    def raise_in_main(signum: int, frame: object) -> None:
+        raise WindowComplete
+
+    previous = signal.signal(WINDOW_SIGNAL, raise_in_main)
+
+    def after_step() -> None:
+        try:
+            window.step_done()
+        except WindowComplete:
+            if threading.current_thread() is main:
+                raise
+            window.ended_on_thread = threading.current_thread().name
+            signal.pthread_kill(main.ident or 0, WINDOW_SIGNAL)
+            threading.Event().wait()  # never set: the worker exits around this thread
+
+    undo = on_outermost_steps(after_step)
+
+    def undo_all() -> None:
+        undo()
+        signal.signal(WINDOW_SIGNAL, previous)
+
+    return undo_all
 
 
 def call_steps(fn: Callable[[], Any], window: StepWindow) -> Callable[[], None]:
@@ -284,6 +362,7 @@ class ScriptProfiler:
             self.started = True
             self.window.stop()  # ours stops: the script's profiler is the one that runs
             self.window.stop_marking()  # and no marker of ours lands in its events
+            self.window.superseded = True
 
     def _capture(self, profiler: Any) -> None:
         if self.events is not None or getattr(profiler, "profiler", None) is None:

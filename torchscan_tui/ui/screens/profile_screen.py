@@ -10,7 +10,6 @@ straight to the row view.
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import TYPE_CHECKING
@@ -20,7 +19,7 @@ from textual import on, work
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.css.query import NoMatches
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
@@ -30,7 +29,7 @@ from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_share
 from torchscan_tui.analysis.sorting import SORT_FIELDS, has_device_time
 from torchscan_tui.analysis.step_summary import step_line
 from torchscan_tui.common.gcpause import freeze_long_lived
-from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE, copy_trace
+from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE
 from torchscan_tui.formats.report import save_report
 from torchscan_tui.run.sources import RunSource
 from torchscan_tui.ui.event_pump import EventPump
@@ -476,12 +475,16 @@ class ProfileScreen(RowsScreen):
         if not has_device_time(self.view.rows):
             notes.append("This trace holds no device (GPU) activity: only CPU-side events.")
         notes.append(TRACE_PRIVACY_NOTE + " The file is created readable by you only (0600).")
-        self.ask_where("Export Chrome trace", "torchscan-trace.json", notes, self._export_trace_to)
+        suffix = self.state.trace.suffix if self.state.trace is not None else ".json"
+        self.ask_where(
+            "Export Chrome trace", f"torchscan-trace{suffix}", notes, self._export_trace_to
+        )
 
     def _export_trace_to(self, request: ExportRequest | None) -> None:
-        source = self.state.trace_path
-        if request is not None and source:
-            self.write_export(partial(copy_trace, source), request, "the trace")
+        trace = self.state.trace
+        if request is not None and trace is not None:
+            copy = partial(trace.copy_to, cancelled=lambda: get_current_worker().is_cancelled)
+            self.write_export(copy, request, "the trace")
 
     def action_save_report(self) -> None:
         self.ask_where(
@@ -544,7 +547,7 @@ class ProfileScreen(RowsScreen):
         if action == "rerun":
             return self.source.rerunnable and not state.running
         if action == "export_trace":
-            return bool(state.trace_path) and os.path.exists(state.trace_path or "")
+            return state.trace is not None and state.trace.open
         if action == "save_report":
             return state.report is not None
         if action == "sort" and parameters == ("device",):
@@ -566,8 +569,16 @@ class ProfileScreen(RowsScreen):
     def key_t(self) -> None:
         if self.typing():
             return
-        if self.state.trace_path:
-            why = f"its trace ({self.state.trace_path}) is gone: it was kept in a temporary folder"
+        state = self.state
+        if state.trace is not None:
+            why = f"its trace ({state.trace.path}) is gone: the run was replaced"
+        elif state.trace_path and not self.source.rerunnable:
+            why = (
+                f"this report names a trace at {state.trace_path}, which is only shown, never "
+                f"copied; to export it, open that trace itself (torchscan-tui FILE)"
+            )
+        elif state.trace_path:
+            why = f"its trace ({state.trace_path}) could not be kept"
         else:
             why = "this run or file has no Chrome trace"
         self.notify(f"No trace to export: {why}.", title="t", severity="warning")

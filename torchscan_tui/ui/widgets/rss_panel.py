@@ -62,9 +62,12 @@ def figures_text(figures: RssFigures) -> Text:
     if status.get("cancelled"):
         # The child was stopped: its mark covers the run up to then, not all of it.
         text.append("  kernel high-water mark up to the cancel, not the whole run's")
-    elif status.get("rss_steps"):  # --rss-steps: the pass ended after that many steps
+    elif status.get("rss_steps"):  # --rss-steps: the pass was ended at that step
         text.append(f"  kernel high-water mark up to step {status['rss_steps']}, not the "
                     "whole run's")  # fmt: skip
+    elif status.get("rss_steps_unreached"):  # asked for, and the run ended before it
+        text.append(f"  kernel high-water mark of the whole run (it ended before step "
+                    f"{status['rss_steps_unreached']})")  # fmt: skip
     else:
         text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
     text.append("\n")
