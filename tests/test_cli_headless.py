@@ -200,3 +200,22 @@ def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
     assert "run 1 of 2, the whole script for peak RSS" in text
     assert re.search(r"RSS now \d+\.\d MiB sampled\)", text), text
     assert "\x1b[1A\r\x1b[K" in text  # rewritten in place, not a line per sample
+
+
+def test_a_long_warm_up_writes_a_few_step_lines_to_a_log_not_one_a_step(workloads, tmp_path):
+    """Issue 26, point 12: a 100k-step warm-up wrote one progress line per step to a
+    stderr that is no terminal."""
+    done = torchscan(workloads / "quick_steps.py", "--warmup", 3000, "--steps", 2, "--json",
+                     tmp_path / "r.json")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    steps = [line for line in done.stderr.splitlines() if ": step " in line]
+    assert 1 <= len(steps) < 30 and steps[-1].split("(")[0].endswith("step 3002 of 3002 ")
+
+
+def test_multi_node_options_need_nproc_per_node(tmp_path):
+    """Issue 26, point 12: --nnodes without --nproc-per-node was silently ignored."""
+    script = tmp_path / "train.py"
+    script.write_text("pass\n")
+    done = torchscan(script, "--nnodes", 2, "--json", tmp_path / "r.json")
+    assert done.returncode == 2
+    assert "need --nproc-per-node N" in done.stderr.strip().splitlines()[-1]

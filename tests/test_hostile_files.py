@@ -226,3 +226,18 @@ def test_timeout_must_be_a_positive_finite_number(tmp_path, value):
     (tmp_path / "w.py").write_text("def workload():\n    pass\n")
     done = _cli("w.py", "--json", "r.json", "--timeout", value, cwd=tmp_path)
     assert done.returncode == 2 and "--timeout" in done.stderr
+
+
+def test_memory_is_bounded_by_the_objects_kept_not_by_the_inflated_size(tmp_path,
+                                                                          monkeypatch):  # fmt: skip
+    """Issue 26, point 10: a 150 KB gzip inflating to 150 MB of empty events (under the
+    1 GiB bomb floor) took 5.1 GB and 29 s to be refused: each empty object costs ~100
+    bytes once decoded. Objects are counted before anything is decoded. (Here with a
+    lower limit: the same rule at a size a test can afford.)"""
+    monkeypatch.setenv("TORCHSCAN_MAX_JSON_OBJECTS", "1000000")
+    path = tmp_path / "bomb.json.gz"
+    path.write_bytes(gzip.compress(b'{"traceEvents": [' + b"{}," * 3_000_000 + b"{}]}"))
+    assert path.stat().st_size < 100_000
+    assert_refused_in_one_line(open_profile, path, "holds some 3,000,002 JSON objects, over")
+    trace = Path(__file__).parent / "data" / "resnet50_2021_cuda.pt.trace.json.gz"
+    assert open_profile(trace)[0]["operators"]  # a real trace of 57k events is far under

@@ -384,3 +384,36 @@ def test_rss_steps_ends_every_rank_of_a_torchrun_job_at_that_step(tmp_path):
     assert report["run"]["rss_status"]["rss_steps"] == 3
     assert all(summary["peak_rss"] for summary in report["ranks"]["per_rank"])
     assert "(up to step 3)" in done.stderr
+
+
+def test_a_folder_with_ranks_of_two_jobs_is_refused_naming_them(rank_traces, tmp_path):
+    """Issue 26, point 8: ranks of a world-size-2 job and of a world-size-4 job in one
+    reused log folder opened as one '4 ranks' session, with no note."""
+    for rank in (0, 1):
+        shutil.copy(rank_traces / f"rank-{rank}.json", tmp_path / f"rank-{rank}.json")
+    for rank in (2, 3):  # the other job's: world size 4
+        trace = json.loads((rank_traces / "rank-1.json").read_text())
+        trace["distributedInfo"] = {**trace["distributedInfo"], "rank": rank, "world_size": 4}
+        (tmp_path / f"rank-{rank}.json").write_text(json.dumps(trace))
+    from torchscan_tui.formats.report import ReportError
+
+    with pytest.raises(ReportError, match="holds ranks of more than one job") as caught:
+        open_rank_directory(tmp_path)
+    assert "world size 2: rank 0, 1; world size 4: rank 2, 3" in str(caught.value)
+    shown = torchscan(tmp_path)
+    assert shown.returncode == 2 and "more than one job" in shown.stderr
+
+
+def test_a_ranks_cut_trace_makes_the_session_incomplete_and_says_so(rank_traces, tmp_path):
+    """Issue 26, point 8: a rank whose trace was cut short lost its note, and the text
+    output never said the session was incomplete."""
+    shutil.copy(rank_traces / "rank-0.json", tmp_path / "rank-0.json")
+    data = (rank_traces / "rank-1.json").read_bytes()
+    (tmp_path / "rank-1.json").write_bytes(data[: len(data) * 2 // 3])  # killed mid-write
+    report, _ = open_rank_directory(tmp_path)
+    assert report["run"]["complete"] is False
+    assert report["run"]["note"].startswith("rank 1: ")
+    assert any(note["message"].startswith("rank 1: ") and "cut short" in note["message"]
+               for note in report["diagnostics"])  # fmt: skip
+    shown = torchscan(tmp_path)
+    assert "incomplete: rank 1: " in shown.stdout

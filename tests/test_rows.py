@@ -244,3 +244,32 @@ def test_the_filter_language_negates_ors_and_takes_wildcards(text, expected):
 def test_a_lone_bar_or_dash_says_what_is_missing():
     with pytest.raises(FilterError, match="nothing to match"):
         parse_filter("-|")
+
+
+def test_every_row_kind_filters_and_has_a_label():
+    """Issue 27, point 1: the engine makes rows of kind unattributed (the README names
+    them), but the filter refused kind:unattributed and the detail pane had no label."""
+    from torchscan_tui.analysis.records import ROW_KINDS
+    from torchscan_tui.ui.widgets.detail_pane import KIND_LABELS
+
+    rows = [*sample_rows(), make_row("[device work with no launching call]", [], 3, 0.0,
+                                     0.002, 0, kind="unattributed")]  # fmt: skip
+    view = RowView(rows)
+    view.set_filter("kind:unattributed")
+    assert [rows[i]["operator"] for i in view.visible] == ["[device work with no launching call]"]
+    assert set(KIND_LABELS) == set(ROW_KINDS)
+
+
+def test_a_pasted_page_of_text_is_refused_at_once_not_run_over_every_row():
+    """Issue 26, point 11: 100 KB pasted into / froze the app for 80 s (33k wildcard
+    terms run over every row at every key)."""
+    with pytest.raises(FilterError, match="at most 500 characters"):
+        parse_filter("*a* " * 25_000)
+    with pytest.raises(FilterError, match="at most 32 terms"):
+        parse_filter(" ".join(f"w{i}" for i in range(33)))
+    with pytest.raises(FilterError, match="at most 32 terms"):
+        parse_filter("|".join(f"w{i}" for i in range(33)))
+    view = RowView(sample_rows())
+    with pytest.raises(FilterError):
+        view.set_filter("*a* " * 25_000)
+    assert len(view.visible) == len(sample_rows())  # a filter that cannot be read hides none

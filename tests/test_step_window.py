@@ -65,8 +65,11 @@ def test_the_warm_up_is_marked_off_and_the_window_ends_the_script():
     with pytest.raises(WindowComplete):
         window.step_done()
     assert window.marks == [WINDOW_START, STEP_END, STEP_END, WINDOW_END]
-    (profile,) = FakeProfile.made  # one profiler: never started or stopped in a step
-    assert profile.started and not profile.stopped
+    # The warm-up's profiler is let go as the window opens (between two calls of a
+    # workload(), at once; past the step's end from an optimizer hook: see defer), and
+    # the window's own runs until the script is done: never stopped inside a step.
+    warm_up, profile = FakeProfile.made
+    assert warm_up.stopped and profile.started and not profile.stopped
     window.stop()
     assert profile.stopped
     steps = window.context()["steps"]
@@ -123,7 +126,8 @@ def test_a_run_that_ends_early_says_what_was_profiled(seen, code):
     window.stop()
     assert [note["code"] for note in window.notes()] == [code]
     assert window.context()["steps"]["whole_run"] is (seen < 2)
-    assert FakeProfile.made == [window.profile] and window.profile.stopped
+    assert FakeProfile.made[-1] is window.profile and window.profile.stopped
+    assert len(FakeProfile.made) == (2 if seen >= 2 else 1)  # a fresh one once the window opened
 
 
 def test_a_real_training_loop_is_profiled_for_its_window_only():
@@ -189,9 +193,10 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     assert sum(overview["shares"].values()) == pytest.approx(1.0)
     assert overview["shares"]["dataloader"] > 0  # the DataLoader's wait is seen
     assert "cpu_only" in [item["code"] for item in overview["recommendations"]]
-    # Progress, a line each when stderr is not a terminal: the phase, step k of W + N.
+    # Progress when stderr is not a terminal: the phase, step k of W + N (a line every few
+    # seconds and the last step's, not one a step).
     assert "torchscan-tui: run 1 of 2, the whole script for peak RSS" in result.stderr
-    for step in range(1, 6):
+    for step in (1, 5):
         assert f"torchscan-tui: run 2 of 2, the profile: step {step} of 5 (" in result.stderr
 
 
@@ -330,3 +335,31 @@ def test_a_self_profiling_script_whose_profiler_never_records_says_so(workloads,
     (note,) = [n for n in report["diagnostics"] if n["code"] == "script_profiler_never_recorded"]
     assert "never reached an active step in the 8 step(s)" in note["message"]
     assert "steps 2-6" not in result.stderr and "whole run profiled" in result.stderr
+
+
+def test_only_the_window_is_recorded_and_its_trace_reopens_to_the_runs_rows(workloads,
+                                                                            tmp_path):  # fmt: skip
+    """Issue 26, point 12 and issue 28, point 6: the profiler recorded the warm-up too (a
+    100k-step warm-up took the worker to 1 GB), and the exported trace held it, so
+    reopened it gave other rows (layer_norm 50 calls, not 25) and failed a 10% gate
+    against its own run. The warm-up's profile is let go as the window opens."""
+    log, out, trace = tmp_path / "steps.log", tmp_path / "r.json", tmp_path / "t.json"
+    result = torchscan(workloads / "trains.py", "--json", out, "--trace", trace, "--warmup", 3,
+                       "--steps", 2, "--", "--epochs", "1", "--log", log)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    events = json.loads(trace.read_text())["traceEvents"]
+    steps_in_trace = [e for e in events if str(e.get("name", "")).startswith("Optimizer.step#")]
+    assert len(steps_in_trace) == 2  # the window's two, none of the three warm-up steps
+    reopened = torchscan(trace, "--json", tmp_path / "again.json")
+    assert reopened.returncode == 0, reopened.stderr
+    again = json.loads((tmp_path / "again.json").read_text())
+
+    def calls(rows):  # by operator: a TensorList's Input Dims differ in the trace
+        counted = Counter()
+        for row in rows:
+            if not row["operator"].startswith("["):
+                counted[row["operator"]] += row["calls"]
+        return counted
+
+    assert calls(again["operators"]) == calls(report["operators"])

@@ -105,3 +105,19 @@ async def test_a_torchrun_job_in_the_app_names_its_straggler_and_its_ranks(wait)
         await pilot.press("R")
         await pilot.pause()
         assert isinstance(app.screen, RankScreen) and len(app.screen.per_rank) == 2
+
+
+async def test_cancelling_a_torchrun_job_stops_saying_its_ranks_stream(until):
+    """Issue 26, point 12: after x cancelled a rank job, the header still said each
+    rank's rows were streaming in."""
+    config = RunConfig(script=str(WORKLOADS / "rank_slow_tail.py"), device="cpu",
+                       nproc_per_node=2)  # fmt: skip
+    app = create_app(config=config, show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        screen = app.main_screen
+        header = lambda: str(app.query_one("#run-header").render())  # noqa: E731
+        await until(pilot, lambda: "as it sends them" in header(), timeout=180)
+        await pilot.press("x")
+        await until(pilot, lambda: screen.state.phase == "cancelled", timeout=60)
+        await pilot.pause()
+        assert "as it sends them" not in header()

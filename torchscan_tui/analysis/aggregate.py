@@ -180,7 +180,7 @@ class _Nodes:
         if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
             names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
         devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
-        classes = columns.classes
+        classes = list(columns.classes)  # nodes gain memory records: not the columns
         return cls(
             # Interned: equal names become one string, so every later set, dict and
             # comparison over 100k of them matches by identity (~20-60 ms less grouping).

@@ -4,7 +4,7 @@ The filter language, as the UI's filter box takes it:
 
 * ``[8, 16, 64]`` or ``8x16x64`` matches rows with an input of exactly that shape;
   ``*`` matches any one dimension (``[*, 64]``, ``*x64``); ``[]`` a scalar input;
-* ``kind:annotation`` (or ``runtime``, ``operator``, ``memory``) matches the row kind;
+* ``kind:annotation`` (or any other of :data:`~.records.ROW_KINDS`) matches the row kind;
 * any other word matches operator names, case-insensitively, as a substring; ``*`` and
   ``?`` make it a wildcard pattern over the whole name (``*norm*``, ``aten::?dd``);
 * ``a|b`` matches either; ``-word`` or ``!word`` keeps the rows that do *not* match
@@ -22,9 +22,15 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from torchscan_tui.analysis.records import ROW_KINDS
+
 ANY = None  # a wildcard dimension
 _DIMS_TOKEN = re.compile(r"^(\d+|\*)(x(\d+|\*))+$")
-KINDS = ("operator", "runtime", "annotation", "memory")
+KINDS = ROW_KINDS
+# Every key re-runs the filter over every row: a pasted 100 KB (33k wildcard terms) froze
+# the app for 80 s. A filter is a few terms; these bound the work one key can ask for.
+MAX_FILTER_CHARS = 500
+MAX_TERMS = 32
 
 
 class FilterError(ValueError):
@@ -207,9 +213,16 @@ def _tokens(text: str) -> list[str]:
 
 
 def parse_filter(text: str) -> Filter:
-    """Parse the filter box's text; raises FilterError on a malformed term."""
+    """Parse the filter box's text; raises FilterError on a malformed term, or on a
+    filter longer than :data:`MAX_FILTER_CHARS` or of more than :data:`MAX_TERMS` terms."""
+    if len(text) > MAX_FILTER_CHARS:
+        raise FilterError(f"a filter is at most {MAX_FILTER_CHARS} characters")
     words, shapes, kinds = [], [], []
-    for token in _tokens(text):
+    tokens = _tokens(text)
+    alternatives = sum(token.count("|") + 1 for token in tokens)
+    if alternatives > MAX_TERMS:
+        raise FilterError(f"a filter has at most {MAX_TERMS} terms (words, shapes, a|b parts)")
+    for token in tokens:
         if token.startswith("["):
             if not token.endswith("]"):
                 raise FilterError(f"{token}: a shape ends with ]")

@@ -106,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     problem = check_script(script)
     if problem:
         return fail(problem)
+    if torchrun_options(options) and options.nproc_per_node is None:
+        return fail("--nnodes, --node-rank and --rdzv-* run a torchrun job: they need "
+                    "--nproc-per-node N")  # fmt: skip
     config = RunConfig(
         script=script,
         args=script_args,

@@ -51,6 +51,7 @@ from torchscan_tui.run.phases import RUN_PHASES, phase_words
 from torchscan_tui.run.session import Session
 
 RSS_PROGRESS_INTERVAL_S = 0.5
+LOG_STEP_INTERVAL_S = 5.0  # in a log: a step line at most this often, and the last
 
 
 def run_headless(
@@ -68,7 +69,7 @@ def run_headless(
 
     started = time.monotonic()
     # The last progress said, whether it is still the last line, when the RSS was last said.
-    progress = {"last": "", "on_screen": False, "rss_said": 0.0}
+    progress = {"last": "", "on_screen": False, "rss_said": 0.0, "step_said": 0.0}
     in_place = sys.stderr.isatty()
 
     def say_progress(what: str, extra: str = "") -> None:
@@ -86,6 +87,13 @@ def run_headless(
         elif isinstance(event, PhaseChanged) and event.phase in RUN_PHASES:
             what = phase_words(event.phase, config.rss_steps) or event.phase
             if event.step is not None:
+                # A log gets a step line every few seconds and the last step's, not one a
+                # step (a 100k-step warm-up wrote 100k lines); a terminal rewrites its line.
+                now = time.monotonic()
+                if not in_place and event.step != event.steps:
+                    if now - progress["step_said"] < LOG_STEP_INTERVAL_S:
+                        return
+                progress["step_said"] = now
                 what += f": step {event.step}" + (f" of {event.steps}" if event.steps else "")
             if what != progress["last"]:
                 say_progress(what)

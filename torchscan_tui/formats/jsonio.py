@@ -39,6 +39,39 @@ INFLATE_LIMIT_VARIABLE = "TORCHSCAN_MAX_DECOMPRESSED"
 INFLATE_STEP = 16 << 20  # output per zlib call: a chunk of zeros inflates a thousandfold
 
 
+# Decoded JSON costs ~100-300 bytes an object however small its text: 150 MB of "{}," is
+# 50 million objects and 5 GB. A file of more objects than this is refused before it is
+# decoded (override: the variable). A trace holds about two an event (the event, its
+# args): the default is ten million events, past anything else this reads at once.
+MAX_OBJECTS = 20_000_000
+MAX_OBJECTS_VARIABLE = "TORCHSCAN_MAX_JSON_OBJECTS"
+
+
+class TooManyObjects(ValueError):
+    """JSON of more objects than :func:`max_objects` allows: memory would follow them."""
+
+
+def max_objects() -> int:
+    try:
+        return max(int(os.environ[MAX_OBJECTS_VARIABLE]), 1)
+    except (KeyError, ValueError):
+        return MAX_OBJECTS
+
+
+def check_object_count(data: bytes) -> None:
+    """TooManyObjects when ``data`` opens more JSON objects than allowed: counted as its
+    ``{`` bytes (braces in strings count too: an overcount, never an undercount), at
+    memory speed, before anything is decoded."""
+    limit = max_objects()
+    count = data.count(b"{")
+    if count > limit:
+        raise TooManyObjects(
+            f"it holds some {count:,} JSON objects, over the {limit:,} read at once (a "
+            "trace has about two an event): a decompression bomb, or no profile; "
+            f"{MAX_OBJECTS_VARIABLE}=N raises the limit"
+        )
+
+
 def no_progress(stage: str, fraction: float) -> None:
     """The default progress callback: report nothing."""
 

@@ -38,6 +38,8 @@ from torchscan_tui.formats.opening import open_profile, traces_in
 from torchscan_tui.formats.report import ReportError, new_report
 from torchscan_tui.formats.report_schema import Report
 
+# Notes every rank's trace carries alike, said once for the session instead.
+RANK_NOTES_LEFT_OUT = frozenset({"no_shapes_recorded", "no_device_events_in_trace"})
 RANK_IN_NAME = re.compile(r"rank[-_]?(\d+)", re.IGNORECASE)
 RANK_IN_HEAD = re.compile(rb'"distributedInfo"\s*:\s*\{[^{}]*?"rank"\s*:\s*(\d+)')
 HEAD_BYTES = 256 * 1024  # the keys before traceEvents: device properties can take a few KiB
@@ -110,7 +112,27 @@ def open_rank_directory(
         if rank is None or rank in by_rank:
             return None
         by_rank[rank] = (path, report)
+    check_one_job(folder, by_rank)
     return multi_rank_report(by_rank), os.fspath(folder)
+
+
+def check_one_job(folder: str | os.PathLike, by_rank: dict[int, tuple[Path, dict]]) -> None:
+    """ReportError when the traces are ranks of more than one job: their world sizes
+    differ, or a rank is past its world (a log folder reused by a job of another size)."""
+    sizes = {
+        rank: ((report.get("context") or {}).get("distributed") or {}).get("world_size")
+        for rank, (_, report) in by_rank.items()
+    }
+    known = {size for size in sizes.values() if size is not None}
+    if len(known) > 1 or any(size is not None and rank >= size for rank, size in sizes.items()):
+        of_size = {size: [str(r) for r in sorted(sizes) if sizes[r] == size] for size in known}
+        jobs = "; ".join(
+            f"world size {size}: rank {', '.join(ranks)}" for size, ranks in sorted(of_size.items())
+        )
+        raise ReportError(
+            f"{os.fspath(folder)} holds ranks of more than one job ({jobs}): move each job's "
+            "traces to a folder of their own and open that"
+        )
 
 
 def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
@@ -147,7 +169,27 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
             "block.",
         )
     ]
-    complete = all((by_rank[r][1].get("run") or {}).get("complete", True) for r in ranks)
+    cut = [r for r in ranks if not (by_rank[r][1].get("run") or {}).get("complete", True)]
+    for rank in ranks:  # each rank's own notes (a trace cut short, say), named by rank
+        notes += [
+            {"code": note["code"], "message": f"rank {rank}: {note['message']}"}
+            for note in by_rank[rank][1].get("diagnostics") or []
+            if note["code"] not in RANK_NOTES_LEFT_OUT
+        ]
+    world = info.get("world_size")
+    if isinstance(world, int) and len(ranks) < world:
+        missing = sorted(set(range(world)) - set(ranks))
+        said = ", ".join(map(str, missing))
+        notes.append(
+            diag.make("ranks_missing", f"{len(ranks)} of the job's {world} ranks are here: "
+                      f"rank {said} missing.")
+        )  # fmt: skip
+    run: dict = {"complete": not cut}
+    if cut:
+        run["note"] = "; ".join(
+            f"rank {rank}: {(by_rank[rank][1].get('run') or {}).get('note') or 'incomplete'}"
+            for rank in cut
+        )
     return new_report(
         operators=rows,
         context={
@@ -166,7 +208,7 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
         kernels=cross_rank_kernels(per_rank_kernels),
         diagnostics=notes,
         workload={"script": None},
-        run={"complete": complete},
+        run=run,
         ranks={
             "world_size": info.get("world_size") or len(ranks),
             "straggler": verdict,

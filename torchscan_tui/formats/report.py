@@ -22,7 +22,9 @@ from torchscan_tui.formats.jsonio import (
     NotARegularFile,
     Progress,
     TooLargeWhenInflated,
+    TooManyObjects,
     as_utf8,
+    check_object_count,
     decode_json,
     no_progress,
     read_bytes,
@@ -187,6 +189,7 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
     source = os.fspath(path)
     try:
         data = read_bytes(source, progress)
+        check_object_count(data)
     except FileNotFoundError:
         raise ReportError(f"{source} does not exist: check the path") from None
     except IsADirectoryError:
@@ -195,7 +198,7 @@ def read_file(path: str | os.PathLike, progress: Progress = no_progress) -> byte
         raise ReportError(f"{source} cannot be read: permission denied") from None
     except NotARegularFile as exc:
         raise ReportError(f"{source} cannot be opened: {exc}; give a profile file") from None
-    except TooLargeWhenInflated as exc:
+    except (TooLargeWhenInflated, TooManyObjects) as exc:
         raise ReportError(f"{source} is refused: {exc}") from None
     except EOFError as exc:
         raise not_json(source, exc) from None

@@ -50,6 +50,9 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
         )
     if total > limit:
         lines.append(f"... {format_count(total - limit)} more: open it in a terminal to see all")
+    run = report.get("run") or {}
+    if run.get("complete") is False:  # its rows undercount: say so before anything else
+        lines.insert(1, neutralise_controls(f"incomplete: {run.get('note') or 'rows missing'}"))
     for line in overview_lines(report.get("overview") or {}):
         lines.append(neutralise_controls(line))
     for note in report.get("diagnostics") or []:

@@ -234,6 +234,19 @@ def _read_rss_bytes(pid: int) -> int | None:
     return None
 
 
+def as_shown(line: bytes) -> bytes:
+    """A line as a terminal leaves it: what a carriage return wrote over is gone (a line
+    ending CRLF keeps its text)."""
+    line = line.rstrip(b"\r")
+    cut = line.rfind(b"\r")
+    return line[cut + 1 :] if cut >= 0 else line
+
+
+def _overlong(rest: bytes, skipped: int) -> bytes:
+    """The end of a line whose start was passed on: how much of it was not kept."""
+    return f"[... {skipped + len(rest):,} more bytes of the line above, not kept]".encode()
+
+
 class MeasuredCommand:
     """A command run through the launcher with captured output, sampling and cancel.
 
@@ -325,8 +338,14 @@ class MeasuredCommand:
         self._finished.set()
 
     def _drain(self, stream: str, pipe) -> None:
-        """Read a pipe to EOF so a chatty command never blocks on a full pipe."""
+        """Read a pipe to EOF so a chatty command never blocks on a full pipe.
+
+        Lines are passed on as a terminal leaves them: a carriage return starts the line
+        over (a progress bar's thousands of states are one line, its last), and a line
+        longer than :data:`OUTPUT_LINE_LIMIT` keeps its start and says how much more it
+        had (a 25 MB line was 6,000 pieces of 4 KiB the log pane then had to draw)."""
         pending = b""
+        skipped = 0  # bytes of an overlong line not kept
         fd = pipe.fileno()
         while True:
             chunk = os.read(fd, _READ_CHUNK)
@@ -335,12 +354,16 @@ class MeasuredCommand:
             pending += chunk
             *lines, pending = pending.split(b"\n")
             for line in lines:
-                self._emit(stream, line)
-            while len(pending) > OUTPUT_LINE_LIMIT:
-                self._emit(stream, pending[:OUTPUT_LINE_LIMIT])
-                pending = pending[OUTPUT_LINE_LIMIT:]
-        if pending:
-            self._emit(stream, pending)
+                self._emit(stream, _overlong(line, skipped) if skipped else as_shown(line))
+                skipped = 0
+            pending = as_shown(pending)
+            if len(pending) > OUTPUT_LINE_LIMIT:
+                if not skipped:
+                    self._emit(stream, pending[:OUTPUT_LINE_LIMIT])
+                skipped += len(pending) - (0 if skipped else OUTPUT_LINE_LIMIT)
+                pending = b""
+        if pending or skipped:
+            self._emit(stream, _overlong(pending, skipped) if skipped else pending)
         pipe.close()
 
     def _emit(self, stream: str, raw: bytes) -> None:

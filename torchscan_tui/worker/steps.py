@@ -17,7 +17,9 @@ exit (a range ended after its profiler was gone).
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -70,6 +72,12 @@ class StepWindow:
         self.window_started = False
         self.ended_on_thread: str | None = None  # the window ended in a step on this thread
         self.superseded = False  # the script started its own profiler: ours stopped
+        # How to run what must not run inside a step's profiler range (stopping a
+        # profiler there crashed the process at exit): at once, between two calls of
+        # workload(); past the step's end, from an optimizer's hook (hook_optimizer_steps).
+        self.defer: Callable[[Callable[[], None]], None] = lambda then: then()
+        self._new_profile: Callable[[], Any] = lambda: None
+        self.recorded_from_window = False  # the warm-up's profile was let go
         self.step_names: list[str] = []  # an adopted profile's: its ProfilerStep numbers
         self._last = 0.0
 
@@ -81,13 +89,28 @@ class StepWindow:
     ) -> None:
         """Before the script or the first call: start the one profiler. ``settle`` waits
         for the device's queued work; ``mark(name)`` records a marker event."""
-        self._settle, self._mark = settle, mark
+        self._settle, self._mark, self._new_profile = settle, mark, new_profile
         self.profile = new_profile()
         self.profile.start()
         self.profiling = True
         self.window_started = self.warmup == 0
         if self.window_started:
             self._mark(WINDOW_START)
+        self._last = self._clock()
+
+    def _open_window(self) -> None:
+        """The warm-up is over: a fresh profiler for the window, the warm-up's events let
+        go (a long warm-up's were gigabytes), then the marker that opens the window.
+        Never inside a step's profiler range (see :attr:`defer`)."""
+        if not self.profiling or self.superseded:
+            return  # the script's own profiler took over meanwhile
+        self._settle()
+        self.profile.stop()
+        self.profile = None  # the warm-up's events go now, before the window's come
+        self.profile = self._new_profile()
+        self.profile.start()
+        self.recorded_from_window = True
+        self._mark(WINDOW_START)
         self._last = self._clock()
 
     def step_done(self) -> None:
@@ -111,10 +134,8 @@ class StepWindow:
             return  # after the window, with --run-to-end
         if not self.window_started:
             if self.seen == self.warmup:  # the warm-up is over: the window opens
-                self._settle()
-                self._mark(WINDOW_START)
                 self.window_started = True
-                self._last = self._clock()
+                self.defer(self._open_window)
             return
         self.step_seconds.append(now - self._last)
         self._last = now
@@ -255,6 +276,7 @@ def hook_optimizer_steps(window: StepWindow) -> Callable[[], None]:
     the stepping thread waits where it is, inside its step, until the worker exits.
     """
     main = threading.main_thread()
+    window.defer = after_this_step
 
     def raise_in_main(signum: int, frame: object) -> None:
         raise WindowComplete
@@ -278,6 +300,33 @@ def hook_optimizer_steps(window: StepWindow) -> Callable[[], None]:
         signal.signal(WINDOW_SIGNAL, previous)
 
     return undo_all
+
+
+OPTIMIZER_SOURCE = os.path.join("torch", "optim", "optimizer.py")
+
+
+def after_this_step(then: Callable[[], None]) -> None:
+    """Run ``then`` once the optimizer step this thread is in has returned: its profiler
+    range (``Optimizer.step#...``, opened by torch's step wrapper) is closed by then. A
+    profile function on this thread alone watches for the outermost wrapper's return;
+    outside any step, ``then`` runs at once."""
+    frame, wrapper = sys._getframe(1), None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "wrapper" and code.co_filename.endswith(OPTIMIZER_SOURCE):
+            wrapper = frame
+        frame = frame.f_back
+    if wrapper is None:
+        then()
+        return
+    previous = sys.getprofile()
+
+    def watch(frame: object, event: str, arg: object) -> None:
+        if event == "return" and frame is wrapper:
+            sys.setprofile(previous)
+            then()
+
+    sys.setprofile(watch)
 
 
 def call_steps(fn: Callable[[], Any], window: StepWindow) -> Callable[[], None]:

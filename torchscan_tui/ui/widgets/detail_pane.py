@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from torchscan_tui.analysis.records import RowKind
 from torchscan_tui.analysis.step_summary import spread_text
 from torchscan_tui.common.formatting import (
     format_bytes,
@@ -16,11 +17,12 @@ from torchscan_tui.common.formatting import (
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.literal import literal
 
-KIND_LABELS = {
+KIND_LABELS: dict[RowKind, str] = {
     "operator": "operator (an ATen / torch op)",
     "runtime": "runtime event (CUDA runtime or driver call: launch, copy, sync)",
     "annotation": "caller annotation (a record_function range)",
     "memory": "memory events outside any operator",
+    "unattributed": "device work no operator launched (its note says why)",
 }
 
 

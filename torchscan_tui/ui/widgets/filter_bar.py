@@ -7,6 +7,7 @@ from textual.containers import Horizontal
 from textual.timer import Timer
 from textual.widgets import Input, Label
 
+from torchscan_tui.analysis.filtering import MAX_FILTER_CHARS
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
 
 PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any dim; kind:runtime"
@@ -23,7 +24,12 @@ class FilterBar(Horizontal):
         self._error = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(placeholder=PLACEHOLDER, id="filter-input", restrict=NO_CONTROLS)
+        yield Input(
+            placeholder=PLACEHOLDER,
+            id="filter-input",
+            restrict=NO_CONTROLS,
+            max_length=MAX_FILTER_CHARS,
+        )  # a paste past it is cut: see filtering
         yield Label("", id="filter-error")
 
     @property

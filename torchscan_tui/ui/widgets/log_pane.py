@@ -7,6 +7,10 @@ from textual.widgets import RichLog
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.run_state import LOG_LINE_LIMIT
 
+# Characters of a line drawn: the pane shows a screen's width or so at a time, and 5,000
+# lines of 4 KiB each took seconds to draw when l opened it.
+LINE_CELLS = 1000
+
 
 class LogPane(RichLog):
     """Lines arrive in batches from the app; stderr lines start with ``!``."""
@@ -17,7 +21,10 @@ class LogPane(RichLog):
 
     def add_lines(self, lines: list[str], dropped: int) -> None:
         for line in lines:
-            self.write(neutralise_controls(line))
+            shown = neutralise_controls(line)
+            if len(shown) > LINE_CELLS:
+                shown = shown[:LINE_CELLS] + f"… ({len(shown) - LINE_CELLS:,} more characters)"
+            self.write(shown)
         if dropped:
             self.border_title = f"workload output ({dropped:,} earlier lines dropped)"
 
