@@ -154,7 +154,8 @@ def recorded_events(
         )
     )
     events.append(PhaseChanged("profiling"))
-    events.append(ProfileMeta(context, diagnostics or [], {}, trace_path, [], overview))
+    head = {"context": context, "diagnostics": diagnostics or [], "trace_path": trace_path}
+    events.append(ProfileMeta({**head, "overview": overview} if overview else head))
     events.append(PhaseChanged("receiving"))
     events.append(RowsReceived(rows[:5]))
     events.append(RowsReceived(rows[5:]))

@@ -10,7 +10,7 @@ import pytest
 from replay import make_row
 
 from torchscan_tui.common.gcpause import GcBurst
-from torchscan_tui.run.protocol import encode, read_messages
+from torchscan_tui.run.protocol import RowsMessage, encode, read_messages
 
 
 @pytest.fixture(autouse=True)
@@ -59,7 +59,7 @@ def test_rows_read_from_the_channel_are_frozen_when_the_burst_ends():
     rows = [make_row(f"op{index}", [[index, 2]], 1, 0.5) for index in range(2000)]
 
     def send() -> None:  # more than a pipe holds: written while the reader reads
-        os.write(write_fd, encode({"type": "rows", "rows": rows}))
+        os.write(write_fd, encode(RowsMessage(rows)))
         os.close(write_fd)
 
     writer = threading.Thread(target=send)
@@ -67,6 +67,6 @@ def test_rows_read_from_the_channel_are_frozen_when_the_burst_ends():
     received = list(read_messages(read_fd))
     writer.join()
     os.close(read_fd)
-    assert received[0]["rows"] == rows
+    assert received[0].rows == rows
     assert gc.get_freeze_count() >= 2 * len(rows)  # each row and its shapes list
     assert gc.isenabled()

@@ -12,12 +12,12 @@ import threading
 import time
 
 import pytest
+from channel import line, read_dicts
 from proc_helpers import gone_within, wait_for_file
 from replay import make_row
 
 from torchscan_tui.run.oom import likely_oom, oom_kill_count
 from torchscan_tui.run.process import ExitStatus
-from torchscan_tui.run.protocol import encode, read_messages
 
 
 def headless(*argv, cwd=None, timeout=300):
@@ -145,9 +145,9 @@ def test_keyboard_interrupt_in_workload_delivers_rows_and_code(workloads, tmp_pa
 def test_partial_last_message_is_discarded():
     read_fd, write_fd = os.pipe()
     rows = [make_row("a", [], 1, 0.5)]
-    os.write(write_fd, encode({"type": "rows", "rows": rows}) + b'{"type": "rows", "ro')
+    os.write(write_fd, line({"type": "rows", "rows": rows}) + b'{"type": "rows", "ro')
     os.close(write_fd)
-    assert list(read_messages(read_fd)) == [{"type": "rows", "rows": rows}]
+    assert read_dicts(read_fd) == [{"type": "rows", "rows": rows}]
     os.close(read_fd)
 
 
@@ -156,10 +156,10 @@ def test_a_huge_message_does_not_deadlock_the_reader():
     message = {"type": "rows", "rows": [row] * 5}
     read_fd, write_fd = os.pipe()
     writer = threading.Thread(
-        target=lambda: (os.write(write_fd, encode(message)), os.close(write_fd))
+        target=lambda: (os.write(write_fd, line(message)), os.close(write_fd))
     )
     writer.start()
-    received = list(read_messages(read_fd))
+    received = read_dicts(read_fd)
     writer.join(timeout=30)
     os.close(read_fd)
     assert received == [message]
@@ -237,21 +237,22 @@ def test_forged_channel_messages_fail_the_run_and_keep_its_rows(workloads, tmp_p
 
 
 def test_the_channel_checks_each_message_type():
-    from torchscan_tui.run.protocol import check_message
+    from torchscan_tui.run.protocol import NotAMessage, RowsMessage, decode
 
     row = {"operator": "a", "input_shapes": [], "calls": 1, "cpu_self_seconds": 0.0,
            "device_self_seconds": None, "cpu_net_bytes": 0}  # fmt: skip
-    assert check_message({"type": "rows", "rows": [row]}) == {"type": "rows", "rows": [row]}
+    assert decode(line({"type": "rows", "rows": [row]})) == RowsMessage([row])
     for forged, says in [
-        ({"type": "rows"}, "Expected `array`, got `null`"),
-        ({"type": "rows", "rows": [row, 1]}, "row 8: Expected `object`"),
-        ({"type": "meta"}, "the meta message: Object missing required field"),
-        ({"type": "phase", "phase": "pwned"}, "the phase message"),
-        ({"type": "error", "message": 5}, "the error message"),
-        ({"type": "surprise"}, "unknown type 'surprise'"),
+        ({"type": "rows"}, "Object missing required field `rows`"),
+        ({"type": "rows", "rows": [row, 1]}, r"Expected `object`, got `int` - at `\$.rows\[1\]`"),
+        ({"type": "meta"}, "the 'meta' message: Object missing required field `head`"),
+        ({"type": "meta", "head": {"context": {"row_limit": "x"}}}, "context.row_limit"),
+        ({"type": "phase", "phase": "pwned"}, "the 'phase' message"),
+        ({"type": "error", "message": 5}, "the 'error' message"),
+        ({"type": "surprise"}, "the 'surprise' message"),
     ]:
-        with pytest.raises(ValueError, match=says):
-            check_message(forged, rows_before=6)
+        with pytest.raises(NotAMessage, match=says):
+            decode(line(forged))
 
 
 def _survivors(name: bytes = b"torchscan-hop") -> int:

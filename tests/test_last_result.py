@@ -15,14 +15,17 @@ def test_nothing_kept_before_a_first_good_run():
 def test_a_rerun_stands_in_until_rows_come_and_goes_back_when_none_do():
     kept = LastResult()
     kept.begin_run()
-    kept.run_ended("done", ["row"], {"sum": 1.0})
+    last = {"context": {"cpu_self_seconds_sum": 1.0}, "kernels": [{"kernel": "k"}]}
+    kept.run_ended("done", ["row"], last)
     assert kept.begin_run() == ["row"] and kept.showing
-    rows, context = kept.run_ended("cancelled", [], {"device": "cpu"})
-    assert rows is None and context == {"sum": 1.0, "device": "cpu"}  # the last result's
+    rows, head = kept.run_ended("cancelled", [], {"context": {"device": "cpu"}})
+    assert rows is None  # the last result's rows and head stay, its context updated
+    assert head == {"context": {"cpu_self_seconds_sum": 1.0, "device": "cpu"},
+                    "kernels": [{"kernel": "k"}]}  # fmt: skip
     assert kept.begin_run() == ["row"]
     assert kept.rows_came() is True and not kept.showing  # the new rows replace it
     assert kept.rows_came() is False  # later rows extend
-    kept.run_ended("done", ["new"], {"sum": 2.0})
+    kept.run_ended("done", ["new"], {"context": {"cpu_self_seconds_sum": 2.0}})
     assert kept.rows == ["new"]
 
 

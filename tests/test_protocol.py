@@ -8,10 +8,8 @@ import random
 import threading
 
 import pytest
+from channel import line, read_dicts
 from replay import make_row
-
-from torchscan_tui.run import protocol
-from torchscan_tui.run.protocol import encode, read_messages
 
 
 def _messages(count: int, seed: int) -> list[dict]:
@@ -46,9 +44,9 @@ def _send_in_pieces(write_fd: int, data: bytes, seed: int) -> threading.Thread:
 def _reference(data: bytes) -> list[dict]:
     """What the channel means: every complete, non-empty line that is a JSON object with a type."""
     found = []
-    for line in data.split(b"\n")[:-1]:
+    for text in data.split(b"\n")[:-1]:
         try:
-            message = json.loads(line)
+            message = json.loads(text)
         except ValueError:
             continue
         if isinstance(message, dict) and "type" in message:
@@ -64,26 +62,14 @@ def test_messages_across_reads_match_a_plain_split(buffer_size, seed):
     noise = [b"\n", b"not json\n", b"[1, 2]\n", b'{"no": "type"}\n']
     parts = []
     for index, message in enumerate(messages):
-        parts.append(encode(message))
+        parts.append(line(message))
         parts.append(noise[index % len(noise)])
     data = b"".join(parts) + b'{"type": "rows", "rows": [1'  # a partial last line
     read_fd, write_fd = os.pipe()
     writer = _send_in_pieces(write_fd, data, seed)
-    received = list(read_messages(read_fd, buffer_size=buffer_size))
+    received = read_dicts(read_fd, buffer_size=buffer_size)
     writer.join(timeout=30)
     os.close(read_fd)
     assert received == _reference(data) == messages
 
 
-def test_messages_match_without_msgspec(monkeypatch):
-    """The stdlib fallback decodes the same lines (it cannot take the buffer's slices)."""
-    monkeypatch.setattr(protocol, "_msgspec", None)
-    monkeypatch.setattr(protocol, "_ENCODER", None)
-    messages = _messages(20, 5)
-    data = b"".join(encode(message) for message in messages)
-    read_fd, write_fd = os.pipe()
-    writer = _send_in_pieces(write_fd, data, 5)
-    received = list(read_messages(read_fd, buffer_size=64))
-    writer.join(timeout=30)
-    os.close(read_fd)
-    assert received == messages

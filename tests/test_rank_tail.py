@@ -7,19 +7,24 @@ from __future__ import annotations
 import os
 
 import pytest
+from channel import line
 from replay import make_row
 
 from torchscan_tui.run.distributed import read_ranks
 from torchscan_tui.run.handoff import HandoffFile
-from torchscan_tui.run.protocol import MAX_LINE, encode
+from torchscan_tui.run.protocol import MAX_LINE, InvalidMessage
 from torchscan_tui.run.rank_files import NotTheHandoff, channel_name, open_handoff, rss_name
 from torchscan_tui.run.rank_tail import RankTail
 
-ROWS = encode({"type": "rows", "rows": [make_row("aten::mm", [[2, 2]], 1, 0.001)]})
+ROWS = line({"type": "rows", "rows": [make_row("aten::mm", [[2, 2]], 1, 0.001)]})
+
+
+def tag(message) -> str:
+    return type(message).__struct_config__.tag
 
 
 def rank_says(rank, local):
-    return encode({"type": "rank", "rank": rank, "local_rank": local})
+    return line({"type": "rank", "rank": rank, "local_rank": local})
 
 
 @pytest.fixture
@@ -52,15 +57,15 @@ def channels(made):
 def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(made):
     tail = RankTail(channels(made))
     assert tail.poll() == []  # no rank has started
-    write(channel_name(0), rank_says(2, 0) + encode({"type": "phase", "phase": "profiling",
+    write(channel_name(0), rank_says(2, 0) + line({"type": "phase", "phase": "profiling",
                                                      "step": 1, "steps": 2}))  # fmt: skip
     write(channel_name(0), ROWS[:10])  # a line still being written
-    assert [(rank, m["type"]) for rank, m in tail.poll()] == [(2, "rank"), (2, "phase")]
+    assert [(rank, tag(m)) for rank, m in tail.poll()] == [(2, "rank"), (2, "phase")]
     write(channel_name(1), rank_says(3, 1) + b"noise from the workload\n" + ROWS)
-    write(channel_name(0), ROWS[10:] + encode({"type": "done"}))
-    write(channel_name(1), encode({"type": "done"}))
+    write(channel_name(0), ROWS[10:] + line({"type": "done"}))
+    write(channel_name(1), line({"type": "done"}))
     found = tail.poll()
-    assert sorted((r, m["type"]) for r, m in found if m["type"] != "rank") == [
+    assert sorted((r, tag(m)) for r, m in found if tag(m) != "rank") == [
         (2, "done"), (2, "rows"), (3, "done"), (3, "rows")]  # fmt: skip
     assert tail.ranks == [2, 3] and tail.poll() == []
     made[rss_name(1)]._fd and write(rss_name(1), b"209715200")
@@ -74,7 +79,7 @@ def test_the_tail_passes_on_whole_lines_only_as_each_rank_writes_them(made):
 
 def test_a_rank_that_never_started_is_named(made):
     tail = RankTail(channels(made))
-    write(channel_name(0), rank_says(0, 0) + ROWS + encode({"type": "done"}))
+    write(channel_name(0), rank_says(0, 0) + ROWS + line({"type": "done"}))
     tail.poll()
     reports, problems = read_ranks(tail.every_channel, 2, {})
     assert sorted(reports) == [0]
@@ -85,7 +90,7 @@ def test_a_forged_message_fails_the_rank_as_it_fails_a_plain_run(made):
     """Issue 26, point 3: it was accepted silently (exit 0, complete)."""
     tail = RankTail(channels(made))
     write(channel_name(0), rank_says(0, 0) + ROWS + b'{"type": "rows"}\n' + ROWS
-          + encode({"type": "done"}))  # fmt: skip
+          + line({"type": "done"}))  # fmt: skip
     tail.poll()
     reports, problems = read_ranks(tail.every_channel, 1, {})
     (problem,) = problems
@@ -94,7 +99,7 @@ def test_a_forged_message_fails_the_rank_as_it_fails_a_plain_run(made):
     # a rank's messages before it said which rank it is, or a second rank line: forged too
     write(channel_name(1), ROWS)
     tail.poll()
-    assert tail.every_channel[1].terminal["type"] == "invalid"
+    assert isinstance(tail.every_channel[1].terminal, InvalidMessage)
 
 
 def test_a_line_with_no_end_is_bounded(made, monkeypatch):
@@ -102,8 +107,7 @@ def test_a_line_with_no_end_is_bounded(made, monkeypatch):
     tail = RankTail(channels(made))
     write(channel_name(0), rank_says(0, 0) + b"x" * 5000)
     tail.poll()
-    assert tail.every_channel[0].terminal == {"type": "invalid",
-                                              "problem": "a line over 1000 bytes"}  # fmt: skip
+    assert tail.every_channel[0].terminal == InvalidMessage("a line over 1000 bytes")
     assert MAX_LINE >= 16 << 20  # a real message has room
 
 
@@ -119,7 +123,7 @@ def test_what_the_workload_puts_at_the_name_is_never_read(made, tmp_path):
     os.unlink(tmp_path / channel_name(1))
     os.symlink("/dev/zero", tmp_path / channel_name(1))  # a link to an endless device
     found = tail.poll()  # returns at once, with what the real channel held
-    assert [m["type"] for _, m in found] == ["rank", "rows"]
+    assert [tag(m) for _, m in found] == ["rank", "rows"]
     with pytest.raises(OSError):  # the rank does not follow the link
         open_handoff(channel_name(1))
     os.unlink(tmp_path / channel_name(1))

@@ -44,7 +44,8 @@ def test_a_run_from_start_to_end_and_rows_never_held_here():
     state.apply(RssSampled(0.1, 1000))
     state.apply(RssMeasured({"value": 5000}, {"description": "exited with status 0"}, 1.5, []))
     assert state.rss == {"value": 5000} and state.samples == [[0.1, 1000]]  # kept: none new
-    state.apply(ProfileMeta({"device": "cpu"}, [{"code": "x", "message": "y"}], {}, None, []))
+    state.apply(ProfileMeta({"context": {"device": "cpu"},
+                             "diagnostics": [{"code": "x", "message": "y"}]}))  # fmt: skip
     state.apply(RowsReceived([{"operator": "a"}]))
     assert "rows" not in vars(state) and not hasattr(state, "pending_rows")
     state.apply(RunFinished("done", "ok", {"trace_path": "/t.json"}, True))

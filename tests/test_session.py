@@ -30,8 +30,8 @@ row = {"operator": "aten::mm", "input_shapes": [[2, 2]], "calls": 1,
        "cpu_self_seconds": 0.5, "device_self_seconds": None, "cpu_net_bytes": 0}
 script = SCRIPT
 send({"type": "phase", "phase": "profiling"})
-send({"type": "meta", "context": {"device": "cpu", "total_grouped_operators": 3},
-       "diagnostics": [], "kernels": [], "totals": {}, "trace_path": None})
+send({"type": "meta", "head": {"context": {"device": "cpu", "total_grouped_operators": 3},
+       "diagnostics": [], "kernels": [], "totals": {}, "trace_path": None}})
 for line in script:
     if line == "rows":
         send({"type": "rows", "rows": [row, dict(row, operator="aten::add")]})

@@ -16,11 +16,8 @@ from conftest import assert_refused_in_one_line
 from torch.profiler import ProfilerActivity, profile, record_function
 
 from torchscan_tui.cli.progress_line import ProgressLine
-from torchscan_tui.formats import jsonio
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, save_report
-from torchscan_tui.formats.trace import decode as trace_decode
-from torchscan_tui.formats.trace.decode import DecodedTrace, decode_trace
 
 DATA = Path(__file__).parent / "data"
 
@@ -138,16 +135,6 @@ def test_empty_trace_directory(tmp_path):
 
 def _rows(report: dict) -> list[str]:
     return sorted(json.dumps(row, sort_keys=True) for row in report["operators"])
-
-
-def test_msgspec_and_the_stdlib_fallback_give_the_same_rows(tmp_path, monkeypatch):
-    _training_trace(tmp_path / "trace.json")
-    fast, _ = open_profile(tmp_path / "trace.json")
-    assert isinstance(decode_trace((tmp_path / "trace.json").read_bytes()), DecodedTrace)
-    monkeypatch.setattr(trace_decode, "msgspec", None)
-    monkeypatch.setattr(jsonio, "msgspec", None)
-    slow, _ = open_profile(tmp_path / "trace.json")
-    assert _rows(fast) == _rows(slow) and fast["diagnostics"] == slow["diagnostics"]
 
 
 def test_events_that_are_not_objects_or_lack_fields_are_skipped_not_fatal(tmp_path):

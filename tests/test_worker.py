@@ -7,9 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from channel import read_dicts
 
 from torchscan_tui.run import protocol
-from torchscan_tui.run.protocol import read_messages
 
 
 def run_worker(script, *extra, args=()):
@@ -33,7 +33,7 @@ def run_worker(script, *extra, args=()):
         stderr=subprocess.PIPE,
     )
     os.close(write_fd)
-    messages = list(read_messages(read_fd))
+    messages = read_dicts(read_fd)
     os.close(read_fd)
     stdout, stderr = process.communicate()
     return messages, process.returncode, stdout.decode(), stderr.decode()
@@ -56,7 +56,7 @@ def test_worker_sends_phases_meta_rows_then_done(workloads):
     steps = [(m["step"], m["steps"]) for m in phase_messages if m.get("step") is not None]
     assert steps == [(1, 2), (2, 2)]
     meta = next(message for message in messages if message["type"] == "meta")
-    assert meta["context"]["profiled"] == "workload()"
+    assert meta["head"]["context"]["profiled"] == "workload()"
     names = {row["operator"] for row in rows_of(messages)}
     assert {"aten::mm", "tiny_block", "aten::cat"} <= names
     assert "tiny: done" not in stdout  # the __main__ block did not run
@@ -75,7 +75,7 @@ def test_whole_script_is_profiled_as_main_with_its_arguments(workloads):
     assert code == 0
     assert "script_only args: ['--flag', 'x']" in stdout
     meta = next(message for message in messages if message["type"] == "meta")
-    assert meta["context"]["profiled"] == "whole script as __main__"
+    assert meta["head"]["context"]["profiled"] == "whole script as __main__"
     assert any(row["input_shapes"] == [[5, 7], []] for row in rows_of(messages))
 
 
@@ -91,6 +91,7 @@ def test_named_callable_and_a_missing_one(workloads, tmp_path):
         "kind": "load",
         "message": f"{script}: defines no top-level nope",
         "traceback": "",
+        "exit_code": None,
     }
 
 
@@ -120,35 +121,25 @@ class _VersionText(str):
     """A str subclass, like torch.__version__ (TorchVersion)."""
 
 
-@pytest.mark.parametrize("codec", ["msgspec", "stdlib"])
-def test_channel_codecs_agree_and_never_send_nan(codec, monkeypatch):
-    if codec == "stdlib":
-        monkeypatch.setattr(protocol, "_msgspec", None)
-        monkeypatch.setattr(protocol, "_ENCODER", None)
-    message = {
-        "type": "meta",
-        "context": {
-            "torch_version": _VersionText("2.13.0+cpu"),
-            "name": "aten::mm ✓",
-            "sums": [float("nan"), 1.5],
-        },
+def test_the_channel_never_sends_nan_and_takes_str_subclasses():
+    head = {
+        "context": {"torch_version": _VersionText("2.13.0+cpu"), "device": "cpu",
+                    "cpu_self_seconds_sum": float("nan")},  # fmt: skip
         "diagnostics": [],
         "kernels": [],
         "totals": {},
         "trace_path": None,
     }
-    line = protocol.encode(message)
+    line = protocol.encode(protocol.HeadMessage(head))
     assert line.endswith(b"\n") and line.count(b"\n") == 1
     decoded = protocol.decode(line)
-    assert decoded["context"] == {
-        "torch_version": "2.13.0+cpu",
-        "name": "aten::mm ✓",
-        "sums": [None, 1.5],
-    }
-    assert decoded.pop("overview", None) is None  # optional: absent, or its default
-    assert decoded == {**message, "context": decoded["context"]}
+    assert isinstance(decoded, protocol.HeadMessage)
+    assert decoded.head["context"] == {"torch_version": "2.13.0+cpu", "device": "cpu",
+                                       "cpu_self_seconds_sum": None}  # fmt: skip
+    assert {k: v for k, v in decoded.head.items() if k != "context"} == {
+        k: v for k, v in head.items() if k != "context"}  # fmt: skip
     with pytest.raises(TypeError):
-        protocol.encode({"type": "x", "bad": object()})
+        protocol.encode(protocol.HeadMessage({"context": {"bad": object()}}))
 
 
 def test_worker_exit_keeps_what_shutdown_promises(tmp_path):
@@ -181,5 +172,5 @@ def test_rows_go_out_before_the_trace_is_written_then_its_path(workloads, tmp_pa
     kinds = [m.get("phase", m["type"]) for m in messages]
     assert kinds[-4:] == ["rows", "tracing", "meta", "done"]
     first, second = [m for m in messages if m["type"] == "meta"]
-    assert first["trace_path"] is None and second["trace_path"] == str(trace)
-    assert second["context"] == first["context"]
+    assert first["head"]["trace_path"] is None and second["head"]["trace_path"] == str(trace)
+    assert second["head"]["context"] == first["head"]["context"]

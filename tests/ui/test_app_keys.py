@@ -56,7 +56,7 @@ def _short_of_the_total(row_limit=None, outcome="done"):
     events = recorded_events(outcome=outcome)
     for event in events:
         if isinstance(event, ProfileMeta):
-            event.context["row_limit"] = row_limit
+            event.head["context"]["row_limit"] = row_limit
     return [e for e in events if not (isinstance(e, RowsReceived) and len(e.rows) == 3)]
 
 

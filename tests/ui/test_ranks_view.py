@@ -98,10 +98,10 @@ async def test_a_jobs_rank_rows_stream_in_tagged_then_the_cross_rank_rows_replac
            {**make_row("aten::mm", [[2]], 1, 0.009), "rank": 1}]  # fmt: skip
     events = [
         PhaseChanged("profiling"),
-        ProfileMeta({"ranks": 2, "ranks_streaming": True}, [], {}, None, []),
+        ProfileMeta({"context": {"ranks": 2, "ranks_streaming": True}}),
         RowsReceived(own[:1]),
         RowsReceived(own[1:]),
-        ProfileMeta(session["context"], [], {}, None, []),
+        ProfileMeta({"context": session["context"]}),
         RowsReplaced(session["operators"]),
         RunFinished("done", "2 ranks", session, True),
     ]

@@ -1,7 +1,7 @@
 """Read JSON files (``.gz`` too) fast and with progress; no torch, no textual.
 
-msgspec, when installed, parses several times faster than the stdlib; the stdlib stays the
-fallback so the engine also runs where msgspec is not installed.
+msgspec parses several times faster than the stdlib; the stdlib reads what msgspec
+refuses and JSON allows as Python writes it (``NaN``, lone surrogate escapes).
 """
 
 from __future__ import annotations
@@ -13,13 +13,10 @@ import stat
 import zlib
 from collections.abc import Callable
 
+import msgspec
+
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.atomic import special_file_kind
-
-try:
-    import msgspec
-except ImportError:  # pragma: no cover - the fallback is tested by hiding msgspec
-    msgspec = None
 
 Progress = Callable[[str, float], None]
 """``progress(stage, fraction)``: stage is "reading" or "parsing", fraction 0..1."""
@@ -192,12 +189,11 @@ def decode_json(data: bytes) -> object:
     """Any JSON document ``json.loads`` reads; ValueError (or a subclass) for text that is
     not JSON. A lone surrogate escape (no character) becomes U+FFFD, so no string holds
     one: the terminal and UTF-8 files could not take it."""
-    if msgspec is not None:
-        try:
-            return msgspec.json.decode(data)
-        except msgspec.DecodeError:
-            if not stdlib_reads_more(data):
-                raise
+    try:
+        return msgspec.json.decode(data)
+    except msgspec.DecodeError:
+        if not stdlib_reads_more(data):
+            raise
     return json.loads(_LONE_SURROGATE.sub(rb"\\ufffd", data))
 
 
@@ -209,13 +205,12 @@ def is_json(data: bytes) -> bool:
     msgspec refuses and the stdlib accepts (``NaN``, lone surrogate escapes) goes to
     the stdlib for the verdict, so the answer is always the stdlib's.
     """
-    if msgspec is not None:
-        try:
-            data.decode("utf-8")
-            msgspec.json.decode(data, type=msgspec.Raw)
-            return True
-        except (ValueError, msgspec.DecodeError):
-            pass
+    try:
+        data.decode("utf-8")
+        msgspec.json.decode(data, type=msgspec.Raw)
+        return True
+    except (ValueError, msgspec.DecodeError):
+        pass
     with gc_paused():
         try:
             json.loads(data)

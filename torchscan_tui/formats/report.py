@@ -14,9 +14,9 @@ import os
 import shlex
 import zlib
 from pathlib import Path
+from typing import cast
 
 from torchscan_tui.analysis.compare import COMPARE_SCHEMA
-from torchscan_tui.formats import jsonio
 from torchscan_tui.formats.atomic import write_text_atomically
 from torchscan_tui.formats.jsonio import (
     NotARegularFile,
@@ -30,12 +30,10 @@ from torchscan_tui.formats.jsonio import (
     read_bytes,
 )
 from torchscan_tui.formats.report_pages import PendingRows, first_page_of
-from torchscan_tui.formats.report_schema import Report, accept_rows, check_head
+from torchscan_tui.formats.report_schema import Head, Report, accept_rows, check_head
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
-
-msgspec = jsonio.msgspec
 
 
 def new_report(
@@ -75,6 +73,13 @@ def new_report(
     if run is not None:
         report["run"] = run
     return report
+
+
+def head_of(report: Report) -> Head:
+    """A report's head: every block but its rows (and the schema's name and version)."""
+    kept = {key: value for key, value in report.items()
+            if key not in ("operators", "schema", "schema_version")}  # fmt: skip
+    return cast(Head, kept)
 
 
 class ReportError(Exception):
@@ -173,11 +178,11 @@ def decode_report(
     data: bytes, source: str, first_page: int | None = None
 ) -> tuple[dict, PendingRows]:
     """A validated report from its bytes, with the rows not decoded yet (none, unless
-    ``first_page`` asks for only that many rows now: msgspec is needed for that).
+    ``first_page`` asks for only that many rows now).
 
     Raises ValueError for text that is not JSON, ReportError for JSON that is no report.
     """
-    if first_page is not None and msgspec is not None:
+    if first_page is not None:
         paged = first_page_of(data, first_page)
         if paged is not None:
             return validate_report(paged[0], source), paged[1]

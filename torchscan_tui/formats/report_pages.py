@@ -11,17 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from torchscan_tui.formats import jsonio
-from torchscan_tui.formats.jsonio import (
-    decode_json,
-)
+import msgspec
+
+from torchscan_tui.formats.jsonio import decode_json
 from torchscan_tui.formats.report_schema import accept_rows
 
-msgspec = jsonio.msgspec
-if msgspec is not None:
-    # Scan without building: each top-level value, then each row, as its JSON text.
-    _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
-    _ROW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
+# Scan without building: each top-level value, then each row, as its JSON text.
+_TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
+_ROW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
 PART_ROWS = 1000  # rows per part a reopened report's undecoded rows are handed out in
 
 

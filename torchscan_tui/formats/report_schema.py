@@ -3,10 +3,9 @@
 A report is a file from outside: a string where seconds are, a row that is a string, or
 ``input_shapes`` nested 900 deep would crash the app, or hang it, far from the cause. The
 types are written once (a row's in :mod:`torchscan_tui.analysis.records`, where rows are
-made; the report's around them here), as ``TypedDict``s; msgspec checks decoded JSON against them at
-C speed (``msgspec.convert``), and the first mismatch is refused in one line that names the
-file and the field (``row 3: operator: Expected `str`, got `int```). Without msgspec a few
-plain checks stand in.
+made; the report's around them here), as ``TypedDict``s; msgspec checks decoded JSON
+against them at C speed (``msgspec.convert``), and the first mismatch is refused in one
+line that names the file and the field (``row 3: operator: Expected `str`, got `int```).
 
 Fields not listed are kept as they are: a newer writer's extra fields pass through.
 """
@@ -17,10 +16,9 @@ import re
 import sys
 from typing import Any, TypedDict
 
-from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row
-from torchscan_tui.formats import jsonio
+import msgspec
 
-msgspec = jsonio.msgspec
+from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row
 
 
 class PeakRss(TypedDict, total=False):
@@ -104,6 +102,7 @@ class Context(TypedDict, total=False):
     backend: str | None
     straggler: str | None
     straggler_evidence: str | None
+    profiled: str  # what the worker profiled: "workload()", "whole script as __main__"
 
 
 class Head(TypedDict, total=False):
@@ -148,17 +147,10 @@ def _where(exc: Exception, offset: int = 0) -> str:
 def check_rows(rows: object, offset: int = 0) -> None:
     """Raise ValueError naming the first row (counted from 1, after ``offset`` rows) and
     field that does not have its type."""
-    if msgspec is not None:
-        try:
-            msgspec.convert(rows, list[Row])
-        except msgspec.ValidationError as exc:
-            raise ValueError(_where(exc, offset)) from None
-        return
-    if not isinstance(rows, list):
-        raise ValueError("operators: not a list")
-    for number, row in enumerate(rows, offset + 1):
-        if not isinstance(row, dict) or not isinstance(row.get("operator"), str):
-            raise ValueError(f"row {number}: not an operator row")
+    try:
+        msgspec.convert(rows, list[Row])
+    except msgspec.ValidationError as exc:
+        raise ValueError(_where(exc, offset)) from None
 
 
 def accept_rows(rows: object, offset: int = 0) -> None:
@@ -217,12 +209,7 @@ def share_common_values(rows: list[dict]) -> None:
 def check_head(report: dict) -> None:
     """Raise ValueError naming the first of the report's other fields that is mistyped."""
     head = {key: value for key, value in report.items() if key != "operators"}
-    if msgspec is not None:
-        try:
-            msgspec.convert(head, Head)
-        except msgspec.ValidationError as exc:
-            raise ValueError(_where(exc, -1)) from None
-        return
-    for key, kind in (("context", dict), ("diagnostics", list)):
-        if key in head and not isinstance(head[key], kind):
-            raise ValueError(f"{key}: not a {kind.__name__}")
+    try:
+        msgspec.convert(head, Head)
+    except msgspec.ValidationError as exc:
+        raise ValueError(_where(exc, -1)) from None

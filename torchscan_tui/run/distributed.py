@@ -17,7 +17,16 @@ from collections.abc import Sequence
 
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.run.handoff import HandoffFile
-from torchscan_tui.run.protocol import apply_meta
+from torchscan_tui.run.protocol import (
+    DoneMessage,
+    ErrorMessage,
+    HeadMessage,
+    InvalidMessage,
+    RankMessage,
+    Read,
+    RowsMessage,
+    apply_head,
+)
 
 TORCHRUN = ["-m", "torch.distributed.run"]
 STANDALONE = ["--standalone"]  # one node: torchrun picks a free rendezvous port itself
@@ -49,35 +58,32 @@ class RankChannel:
         self.local_rank = local_rank
         self.rank: int | None = None
         self.report = new_report()
-        self.terminal: dict | None = None
+        self.terminal: DoneMessage | ErrorMessage | InvalidMessage | None = None
 
     @property
     def closed(self) -> bool:
         return self.terminal is not None
 
-    def take(self, message: dict) -> None:
-        kind = message["type"]
+    def take(self, message: Read) -> None:
         if self.closed:
             return
-        if kind == "invalid":
-            self.terminal = message
-        elif kind == "rank":
-            if self.rank is None and message.get("local_rank") == self.local_rank:
-                self.rank = message["rank"]
-            else:
-                self.terminal = _forged("a second rank message, or one for another rank")
-        elif self.rank is None:
-            self.terminal = _forged(f"a {kind!r} message before the rank said which it is")
-        elif kind == "meta":
-            apply_meta(self.report, message)
-        elif kind == "rows":
-            self.report["operators"].extend(message["rows"])
-        elif kind in ("done", "error"):
-            self.terminal = message
-
-
-def _forged(problem: str) -> dict:
-    return {"type": "invalid", "problem": problem}
+        match message:
+            case InvalidMessage():
+                self.terminal = message
+            case RankMessage(rank=rank, local_rank=local_rank):
+                if self.rank is None and local_rank == self.local_rank:
+                    self.rank = rank
+                else:
+                    self.terminal = InvalidMessage("a second rank message, or another rank's")
+            case _ if self.rank is None:
+                kind = type(message).__struct_config__.tag
+                self.terminal = InvalidMessage(f"a {kind!r} message before the rank's own")
+            case HeadMessage():
+                apply_head(self.report, message.typed)
+            case RowsMessage(rows=rows):
+                self.report["operators"].extend(rows)
+            case DoneMessage() | ErrorMessage():
+                self.terminal = message
 
 
 def read_ranks(
@@ -95,15 +101,16 @@ def read_ranks(
         problems.append(f"{missing} of this node's {nproc} ranks never started a profile")
     for channel in started:
         rank, report, terminal = channel.rank, channel.report, channel.terminal
-        if terminal is None:
-            problems.append(f"rank {rank}: ended without a complete result")
-        elif terminal["type"] == "invalid":
-            problems.append(
-                f"rank {rank}: the profile channel carried a message the worker did not "
-                f"send ({terminal['problem']}): its rows are incomplete"
-            )
-        elif terminal["type"] != "done":
-            problems.append(f"rank {rank}: {terminal.get('message')}")
+        match terminal:
+            case None:
+                problems.append(f"rank {rank}: ended without a complete result")
+            case InvalidMessage(problem=problem):
+                problems.append(
+                    f"rank {rank}: the profile channel carried a message the worker did not "
+                    f"send ({problem}): its rows are incomplete"
+                )
+            case ErrorMessage(message=said):
+                problems.append(f"rank {rank}: {said}")
         peak = rank_peak(peaks.get(channel.local_rank))
         report["totals"]["process_peak_rss"] = (
             None if peak is None else

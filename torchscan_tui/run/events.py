@@ -9,16 +9,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from torchscan_tui.run.phases import Outcome, Phase
+
 if TYPE_CHECKING:
     from torchscan_tui.formats.kept_trace import KeptTrace
     from torchscan_tui.formats.report_pages import PendingRows
+    from torchscan_tui.formats.report_schema import Head
 
 
 class PhaseChanged(NamedTuple):
-    phase: str  # starting, measuring, profiling, aggregating, receiving, tracing, done,
-    # failed, cancelled
+    phase: Phase
     step: int | None = None  # in a step window: steps done, warm-up included
-    steps: int | None = None  # of this many
+    steps: int | None = None  # of this many (0: not known in advance)
 
 
 class OutputLine(NamedTuple):
@@ -43,12 +45,10 @@ class RssMeasured(NamedTuple):
 
 
 class ProfileMeta(NamedTuple):
-    context: dict
-    diagnostics: list
-    totals: dict
-    trace_path: str | None
-    kernels: list = []  # the kernel view's rows (device runs); never mutated
-    overview: dict | None = None  # the step overview (see analysis/overview.py)
+    """The report's head (every block but its rows, one typed object): what the worker
+    said of its profile, or what a reopened file holds."""
+
+    head: Head
 
 
 class RowsReceived(NamedTuple):
@@ -74,7 +74,7 @@ class RowTextsReceived(NamedTuple):
 
 
 class RunFinished(NamedTuple):
-    outcome: str  # "done", "failed" or "cancelled"
+    outcome: Outcome
     message: str
     report: dict
     complete: bool  # False when rows are missing or partial

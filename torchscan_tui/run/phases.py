@@ -1,4 +1,5 @@
-"""What each phase of a run is called, the same in the app's header and headless stderr.
+"""A run's phases and outcomes, named once, and what each is called: the same in the
+app's header and headless stderr.
 
 A live run runs the workload twice (see the spec): once whole for the kernel's peak RSS,
 once under the profiler. Users were surprised by the second run; every phase says which
@@ -7,17 +8,43 @@ of the two it is.
 
 from __future__ import annotations
 
-RUN_PHASES = {
+from typing import Literal, get_args
+
+# What the profile worker says on its channel (run/protocol.py).
+WorkerPhase = Literal["loading", "profiling", "aggregating", "sending", "tracing"]
+# How a run ends.
+Outcome = Literal["done", "failed", "cancelled"]
+# Every phase a run's events name (the session says the worker's "sending" as "receiving").
+Phase = Literal[
+    "starting", "measuring", "loading", "profiling", "aggregating", "receiving", "tracing",
+    "opened", "done", "failed", "cancelled",
+]  # fmt: skip
+OUTCOMES: frozenset[str] = frozenset(get_args(Outcome))
+RUNNING: frozenset[str] = frozenset(get_args(Phase)) - OUTCOMES - {"opened"}
+
+# The phases of the two runs, as they are called (headless says these as they come).
+RUN_PHASES: dict[str, str] = {
     "measuring": "run 1 of 2, the whole script for peak RSS",
     "loading": "run 2 of 2, the profile: loading the script",
     "profiling": "run 2 of 2, the profile",
     "aggregating": "run 2 of 2, the profile: grouping its events",
 }
+PHASE_WORDS: dict[str, str] = {
+    "starting": "starting",
+    **RUN_PHASES,
+    "receiving": "receiving rows",
+    "tracing": "writing the trace",
+    "done": "done",
+    "failed": "failed",
+    "cancelled": "cancelled",
+    "opened": "opened from a file",
+}
+assert set(PHASE_WORDS) == set(get_args(Phase)), "every phase has its words"
 
 
 def phase_words(phase: str, rss_steps: int | None = None) -> str | None:
-    """The words for ``phase`` (None: not a phase of the two runs); ``rss_steps``: the
-    peak pass stops at that step (``--rss-steps``)."""
+    """The words for one of the two runs' phases (None: not one of them); ``rss_steps``:
+    the peak pass stops at that step (``--rss-steps``)."""
     if phase == "measuring" and rss_steps is not None:
         return f"run 1 of 2, the script for peak RSS up to its step {rss_steps}"
     return RUN_PHASES.get(phase)

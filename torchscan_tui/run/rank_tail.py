@@ -17,7 +17,13 @@ from collections.abc import Mapping
 from torchscan_tui.run.distributed import RankChannel
 from torchscan_tui.run.events import EventCallback, PhaseChanged, RowsReceived
 from torchscan_tui.run.handoff import HandoffFile
-from torchscan_tui.run.protocol import MAX_LINE, NotAMessage, decode
+from torchscan_tui.run.protocol import (
+    MAX_LINE,
+    InvalidMessage,
+    PhaseMessage,
+    RowsMessage,
+    decode_line,
+)
 
 READ_CHUNK = 1 << 20
 POLL_S = 0.2  # how often the files are looked at while the job runs
@@ -63,18 +69,15 @@ class RankTail:
                 if line and not channel.closed:
                     self._take(channel, line, found)
             if len(rest) > MAX_LINE:
-                channel.take({"type": "invalid", "problem": f"a line over {MAX_LINE} bytes"})
+                channel.take(InvalidMessage(f"a line over {MAX_LINE} bytes"))
             elif rest:
                 self._partial[local] = rest
         return found
 
     def _take(self, channel: RankChannel, line: bytes, found: list) -> None:
-        try:
-            message = decode(line)
-        except NotAMessage as exc:
-            message = {"type": "invalid", "problem": str(exc)}
-        except ValueError:
-            return
+        message = decode_line(line)
+        if message is None:
+            return  # noise: no message
         channel.take(message)
         if channel.rank is not None:
             self.channels[channel.rank] = channel
@@ -97,16 +100,16 @@ def follow_ranks(
     while True:
         over = job_over.wait(POLL_S)
         for rank, message in tail.poll():
-            kind = message["type"]
-            if kind == "rows":
-                emit(RowsReceived([{**row, "rank": rank} for row in message["rows"]]))
-            elif kind == "phase" and message.get("step") is not None:
-                steps[rank] = message["step"]
-                started = tail.ranks
-                slowest = min(steps.get(r, 0) for r in started)
-                slowest = slowest if len(started) >= nproc else 0
-                if (slowest, message.get("steps")) != said:
-                    said = (slowest, message.get("steps"))
-                    emit(PhaseChanged("profiling", *said))
+            match message:
+                case RowsMessage(rows=rows):
+                    emit(RowsReceived([{**row, "rank": rank} for row in rows]))
+                case PhaseMessage(step=int(step), steps=of):
+                    steps[rank] = step
+                    started = tail.ranks
+                    slowest = min(steps.get(r, 0) for r in started)
+                    slowest = slowest if len(started) >= nproc else 0
+                    if (slowest, of) != said:
+                        said = (slowest, of)
+                        emit(PhaseChanged("profiling", *said))
         if over:
             return

@@ -20,7 +20,7 @@ from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.kept_trace import KeptTrace
-from torchscan_tui.formats.report import new_report
+from torchscan_tui.formats.report import head_of, new_report
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
     PEAK_BYTES,
@@ -40,9 +40,19 @@ from torchscan_tui.run.events import (
     RunFinished,
 )
 from torchscan_tui.run.handoff import HandoffFile, handoff_env
+from torchscan_tui.run.phases import Phase
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
-from torchscan_tui.run.protocol import apply_meta, read_messages
+from torchscan_tui.run.protocol import (
+    DoneMessage,
+    ErrorMessage,
+    HeadMessage,
+    InvalidMessage,
+    PhaseMessage,
+    RowsMessage,
+    apply_head,
+    read_messages,
+)
 from torchscan_tui.run.rank_files import RSS_STOPPED, channel_name, rss_name
 from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
@@ -365,14 +375,14 @@ class Session:
                 False,
                 details="\n".join(self._stderr_tail.lines),
             )
-        if terminal["type"] == "error":
+        if isinstance(terminal, ErrorMessage):
             # A load error names the script already ("x.py:3: syntax error: ...").
-            named = terminal.get("kind") == "load"
+            named = terminal.kind == "load"
             return self._finish(
                 "failed",
-                terminal["message"] if named else f"{script}: {terminal['message']}",
+                terminal.message if named else f"{script}: {terminal.message}",
                 False,
-                details=terminal.get("traceback") or "",
+                details=terminal.traceback,
             )
         return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
 
@@ -382,7 +392,7 @@ class Session:
         job ends, whose cross-rank rows replace them. Each rank writes only into the
         channel file made for its local rank, read back through our own descriptor."""
         nproc = self.config.nproc_per_node or 0
-        self._emit(ProfileMeta({"ranks": nproc, "ranks_streaming": True}, [], {}, None, []))
+        self._emit(ProfileMeta({"context": {"ranks": nproc, "ranks_streaming": True}}))
         try:
             channels = {local: HandoffFile(folder, channel_name(local)) for local in range(nproc)}
         except OSError as exc:
@@ -426,21 +436,22 @@ class Session:
         self.report["run"]["profile_status"] = result.status.to_dict()
         self.report["run"]["profile_leftovers"] = result.leftover_processes
         if result.status.cancelled or self._cancelled.is_set():
-            self._emit(ProfileMeta({"ranks": nproc}, [], {}, None, []))  # no longer streaming
+            self._emit(ProfileMeta({"context": {"ranks": nproc}}))  # no longer streaming
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
         reports, problems = read_ranks(tail.every_channel, nproc, self._rss_files)
         if reports:
             combined = multi_rank_report(reports)
-            for key in ("operators", "context", "diagnostics", "kernels", "ranks", "run"):
-                if key == "run":
-                    self.report["run"]["complete"] = combined["run"]["complete"]
-                    continue
-                self.report[key] = combined.get(key)  # type: ignore[literal-required]
-            self._emit(ProfileMeta(self.report["context"], self.report["diagnostics"],
-                                   {}, None, []))  # fmt: skip
+            head = head_of(combined)
+            head.pop("run", None)  # these three are this run's, as the session measured
+            head.pop("workload", None)
+            head.pop("totals", None)
+            apply_head(self.report, head)
+            self.report["operators"] = combined["operators"]
+            self.report["run"].update((combined.get("run") or {}).items())
+            self._emit(ProfileMeta(head_of(self.report)))
             self._emit(RowsReplaced(self.report["operators"]))
         else:
-            self._emit(ProfileMeta({"ranks": nproc}, [], {}, None, []))
+            self._emit(ProfileMeta({"context": {"ranks": nproc}}))
         if problems or not result.status.ok:
             said = "; ".join(self._rank_problems(problems)) or "the job failed"
             return self._finish(
@@ -474,57 +485,42 @@ class Session:
         lines = list(self._stderr_tail.lines)
         return torchrun_failure(lines, lines)
 
-    def _read_channel(self, channel_read: int) -> dict | None:
+    def _read_channel(self, channel_read: int) -> DoneMessage | ErrorMessage | None:
         """Apply channel messages to the report; return the terminal one, if any came."""
-        terminal = None
+        terminal: DoneMessage | ErrorMessage | None = None
         try:
             for message in read_messages(channel_read):
-                if terminal is not None and terminal.get("kind") == "channel":
+                if isinstance(terminal, ErrorMessage) and terminal.kind == "channel":
                     continue  # read on to the end, so the worker never blocks writing
-                kind = message["type"]
-                if kind == "invalid":
-                    terminal = _forged(message["problem"], len(self.report["operators"]))
-                    continue
-                if kind == "phase":
-                    phase = message["phase"]
-                    phase = "receiving" if phase == "sending" else phase
-                    self._emit(PhaseChanged(phase, message.get("step"), message.get("steps")))
-                elif kind == "meta":
-                    self._apply_meta(message)
-                elif kind == "rows":
-                    self.report["operators"].extend(message["rows"])
-                    self._emit(RowsReceived(message["rows"]))
-                elif kind in ("done", "error"):
-                    terminal = message
+                match message:
+                    case InvalidMessage(problem=problem):
+                        terminal = _forged(problem, len(self.report["operators"]))
+                    case PhaseMessage(phase=phase, step=step, steps=steps):
+                        said: Phase = "receiving" if phase == "sending" else phase
+                        self._emit(PhaseChanged(said, step, steps))
+                    case HeadMessage():
+                        apply_head(self.report, message.typed)
+                        context = self.report["context"]
+                        self.report["workload"]["torch_version"] = context.get("torch_version")
+                        self._emit(ProfileMeta(head_of(self.report)))
+                    case RowsMessage(rows=rows):
+                        self.report["operators"].extend(rows)
+                        self._emit(RowsReceived(rows))
+                    case DoneMessage() | ErrorMessage():
+                        terminal = message
         finally:
             os.close(channel_read)
         return terminal
 
-    def _apply_meta(self, message: dict) -> None:
-        apply_meta(self.report, message)
-        self.report["workload"]["torch_version"] = message["context"].get("torch_version")
-        self._emit(
-            ProfileMeta(
-                message["context"],
-                message["diagnostics"],
-                message.get("totals") or {},
-                message.get("trace_path"),
-                self.report["kernels"],
-                message.get("overview"),
-            )
-        )
 
-
-def _forged(problem: str, rows: int) -> dict:
+def _forged(problem: str, rows: int) -> ErrorMessage:
     """The run's end when the channel carried a message that is not the worker's."""
-    return {
-        "type": "error",
-        "kind": "channel",
-        "message": f"the profile channel carried a message the worker did not send "
-        f"({problem}); did the workload write to its file descriptors? {rows} rows "
-        "received before it are kept, marked incomplete",
-        "traceback": "",
-    }
+    return ErrorMessage(
+        "channel",
+        f"the profile channel carried a message the worker did not send ({problem}); did "
+        f"the workload write to its file descriptors? {rows} rows received before it are "
+        "kept, marked incomplete",
+    )
 
 
 def _worker_env() -> dict[str, str]:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from torchscan_tui.formats.kept_trace import KeptTrace
-from torchscan_tui.formats.report import incomplete_run
+from torchscan_tui.formats.report import head_of, incomplete_run
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
@@ -110,16 +110,7 @@ def _report_opened(report: dict) -> list[Event]:
                 run.get("rss_samples") or [],
             )
         )
-    events.append(
-        ProfileMeta(
-            report.get("context") or {},
-            report.get("diagnostics") or [],
-            {k: v for k, v in (report.get("totals") or {}).items() if k != "process_peak_rss"},
-            report.get("trace_path"),
-            report.get("kernels") or [],
-            report.get("overview"),
-        )
-    )
+    events.append(ProfileMeta(head_of(report)))
     return events
 
 

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from torchscan_tui.formats.report_schema import Head
+
 
 @dataclass
 class LastResult:
-    """The last good rows and their context; ``showing``: they are on screen, dimmed,
-    standing in for a run that has sent no row yet."""
+    """The last good rows and their head (context, kernels, overview...); ``showing``:
+    they are on screen, dimmed, standing in for a run that has sent no row yet."""
 
     rows: list | None = None
-    context: dict | None = None
+    head: Head | None = None
     showing: bool = False
 
     def begin_run(self) -> list:
@@ -31,15 +33,17 @@ class LastResult:
         replacing, self.showing = self.showing, False
         return replacing
 
-    def run_ended(self, outcome: str, rows: list, context: dict) -> tuple[list | None, dict]:
-        """The run ended: (the rows to show instead, None to keep those shown; the
-        context to show). A done run with rows becomes the last result."""
+    def run_ended(self, outcome: str, rows: list, head: Head) -> tuple[list | None, Head]:
+        """The run ended: (the rows to show instead, None to keep those shown; the head
+        to show). A done run with rows becomes the last result."""
         if self.showing:  # no row came
             self.showing = False
             if outcome == "done":  # a run that found no rows: that is the news
-                self.rows = self.context = None
-                return [], context
-            return None, {**(self.context or {}), **context}
+                self.rows = self.head = None
+                return [], head
+            last: Head = {**(self.head or {})}
+            last["context"] = {**(last.get("context") or {}), **(head.get("context") or {})}
+            return None, last
         if outcome == "done" and rows:
-            self.rows, self.context = rows, context
-        return None, context
+            self.rows, self.head = rows, head
+        return None, head

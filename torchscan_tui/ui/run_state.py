@@ -11,8 +11,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
+from torchscan_tui.analysis.records import KernelRow, Note, Overview
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.kept_trace import KeptTrace
+from torchscan_tui.formats.report_schema import Context, Head, Totals
 from torchscan_tui.run.events import (
     OutputLine,
     PhaseChanged,
@@ -21,21 +23,8 @@ from torchscan_tui.run.events import (
     RssSampled,
     RunFinished,
 )
-from torchscan_tui.run.phases import RUN_PHASES
+from torchscan_tui.run.phases import PHASE_WORDS, RUNNING, Outcome, Phase
 
-RUNNING_PHASES = frozenset(
-    {"starting", "measuring", "profiling", "aggregating", "receiving", "tracing"}
-)
-PHASE_LABELS = {
-    "starting": "starting",
-    **RUN_PHASES,  # "run 1 of 2, the whole script for peak RSS", ...
-    "receiving": "receiving rows",
-    "tracing": "writing the trace",
-    "done": "done",
-    "failed": "failed",
-    "cancelled": "cancelled",
-    "opened": "opened from a file",
-}
 LOG_LINE_LIMIT = 5000
 RUN_MARKERS = {
     "measuring": "── run 1: the whole script, for peak RSS ──",
@@ -47,7 +36,7 @@ RUN_MARKERS = {
 class RunState:
     """The run as the UI shows it. Every missing figure is None, not zero."""
 
-    phase: str = "starting"
+    phase: Phase = "starting"
     started_at: float | None = None
     ended_at: float | None = None
     rss: dict | None = None
@@ -55,14 +44,9 @@ class RunState:
     rss_wall_seconds: float | None = None
     rss_leftovers: int = 0
     samples: list = field(default_factory=list)
-    context: dict = field(default_factory=dict)
-    diagnostics: list = field(default_factory=list)
-    totals: dict = field(default_factory=dict)
-    trace_path: str | None = None  # where the run's trace is, as said: shown, never copied
+    head: Head = field(default_factory=dict)  # the report but its rows, as last said
     trace: KeptTrace | None = None  # the trace this process wrote or opened: ``t`` copies it
-    kernels: list = field(default_factory=list)
-    overview: dict | None = None
-    outcome: str | None = None
+    outcome: Outcome | None = None
     message: str = ""
     details: str = ""
     complete: bool = False
@@ -72,9 +56,36 @@ class RunState:
     markers_logged: set = field(default_factory=set)
     step: tuple[int, int | None] | None = None  # (steps done, of how many) while profiling
 
+    # The head's blocks, each missing one as its empty value (the head travels whole:
+    # run/protocol.py).
+    @property
+    def context(self) -> Context:
+        return self.head.get("context") or {}
+
+    @property
+    def diagnostics(self) -> list[Note]:
+        return self.head.get("diagnostics") or []
+
+    @property
+    def totals(self) -> Totals:
+        return self.head.get("totals") or {}
+
+    @property
+    def kernels(self) -> list[KernelRow]:
+        return self.head.get("kernels") or []
+
+    @property
+    def overview(self) -> Overview | None:
+        return self.head.get("overview")
+
+    @property
+    def trace_path(self) -> str | None:
+        """Where the run's trace is, as said: shown, never copied (see :attr:`trace`)."""
+        return self.head.get("trace_path")
+
     def phase_label(self) -> str:
         """What the header says of the phase: ``run 2 of 2, the profile: step 3 of 6``."""
-        label = PHASE_LABELS.get(self.phase, self.phase)
+        label = PHASE_WORDS.get(self.phase, self.phase)
         if self.step is not None and self.phase == "profiling":
             done, of = self.step
             label += f": step {done} of {of}" if of else f": step {done}"
@@ -82,7 +93,7 @@ class RunState:
 
     @property
     def running(self) -> bool:
-        return self.phase in RUNNING_PHASES or self.phase == "loading"
+        return self.phase in RUNNING
 
     def elapsed(self, now: float | None = None) -> float | None:
         if self.started_at is None:
@@ -117,12 +128,7 @@ class RunState:
             if event.samples:
                 self.samples = [list(sample) for sample in event.samples]
         elif isinstance(event, ProfileMeta):
-            self.context = event.context
-            self.diagnostics = event.diagnostics
-            self.totals = event.totals
-            self.trace_path = event.trace_path
-            self.kernels = event.kernels
-            self.overview = event.overview
+            self.head = event.head
         elif isinstance(event, RunFinished):
             self.outcome = event.outcome
             self.phase = event.outcome
@@ -130,7 +136,8 @@ class RunState:
             self.details = event.details
             self.complete = event.complete
             self.report = event.report or self.report
-            self.trace_path = event.report.get("trace_path") or self.trace_path
+            if event.report.get("trace_path"):
+                self.head = {**self.head, "trace_path": event.report["trace_path"]}
             self.trace = event.trace
             self.ended_at = time.monotonic()
 

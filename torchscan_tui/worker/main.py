@@ -21,7 +21,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter
+from torchscan_tui.formats.report import head_of
+from torchscan_tui.formats.report_schema import Report
+from torchscan_tui.run.phases import WorkerPhase
+from torchscan_tui.run.protocol import (
+    ROW_BATCH,
+    ChannelWriter,
+    DoneMessage,
+    ErrorMessage,
+    HeadMessage,
+    PhaseMessage,
+    RowsMessage,
+)
 from torchscan_tui.run.script_args import split_script_args
 from torchscan_tui.worker.steps import (
     ScriptProfiler,
@@ -84,25 +95,13 @@ def load_workload(script: str, callable_name: str | None) -> tuple[Callable[[], 
     return (lambda: runpy.run_path(script, run_name="__main__")), "whole script as __main__"
 
 
-def meta_message(report: dict) -> dict:
-    return {
-        "type": "meta",
-        "context": report["context"],
-        "diagnostics": report["diagnostics"],
-        "kernels": report.get("kernels", []),
-        "totals": report["totals"],
-        "trace_path": report["trace_path"],
-        "overview": report.get("overview"),
-    }
-
-
-def send_report(channel: ChannelWriter, report: dict, batch_size: int = ROW_BATCH) -> None:
-    """Meta first (so the UI knows M), then the rows in rank order, in batches."""
-    channel.send({"type": "phase", "phase": "sending"})
-    channel.send(meta_message(report))
+def send_report(channel: ChannelWriter, report: Report, batch_size: int = ROW_BATCH) -> None:
+    """The head first (so the UI knows M), then the rows in rank order, in batches."""
+    channel.send(PhaseMessage("sending"))
+    channel.send(HeadMessage(head_of(report)))
     rows = report["operators"]
     for start in range(0, len(rows), batch_size):
-        channel.send({"type": "rows", "rows": rows[start : start + batch_size]})
+        channel.send(RowsMessage(rows[start : start + batch_size]))
 
 
 def _exit_code_of(exc: BaseException) -> int | None:
@@ -153,33 +152,32 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     script = os.path.abspath(args.script)
     sys.argv = [script, *args.args]
     sys.path.insert(0, os.path.dirname(script))
-    channel.send({"type": "phase", "phase": "loading"})
+    channel.send(PhaseMessage("loading"))
     adopter = ScriptProfiler()  # a script that profiles itself: its profile is ours
     adopter.install()  # before loading: the script may import torch.profiler.profile
     try:
         fn, description = load_workload(script, args.callable)
     except LoadError as exc:
-        channel.send({"type": "error", "kind": "load", "message": str(exc), "traceback": ""})
+        channel.send(ErrorMessage("load", str(exc)))
         return 2
     except BaseException as exc:  # noqa: BLE001 - the script's import-time failure
         channel.send(
-            {
-                "type": "error",
-                "kind": "load",
-                "message": f"{args.script}: failed while loading: {_one_line(exc)}",
-                "traceback": traceback.format_exc(),
-                "exit_code": _exit_code_of(exc),
-            }
+            ErrorMessage(
+                "load",
+                f"{args.script}: failed while loading: {_one_line(exc)}",
+                traceback.format_exc(),
+                _exit_code_of(exc),
+            )
         )
         return 2
 
-    def progress(phase: str) -> None:
-        channel.send({"type": "phase", "phase": phase})
+    def progress(phase: WorkerPhase) -> None:
+        channel.send(PhaseMessage(phase))
 
     call = CompletedCall(fn, description)
 
     def step_progress(done: int, of: int) -> None:
-        channel.send({"type": "phase", "phase": "profiling", "step": done, "steps": of})
+        channel.send(PhaseMessage("profiling", done, of))
 
     window, undo_hook, fn_to_profile = step_window(args, description, call, step_progress)
     adopter.attach(window)
@@ -211,19 +209,18 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     if lingering:  # said now: the worker ends them with itself (see quick_exit)
         report["diagnostics"].append(threads_left_running(lingering))
     if args.trace or lingering:
-        channel.send(meta_message(report))
+        channel.send(HeadMessage(head_of(report)))
     if failure is not None:
         channel.send(
-            {
-                "type": "error",
-                "kind": "workload",
-                "message": _one_line(failure),
-                "traceback": "".join(traceback.format_exception(failure)),
-                "exit_code": _exit_code_of(failure),
-            }
+            ErrorMessage(
+                "workload",
+                _one_line(failure),
+                "".join(traceback.format_exception(failure)),
+                _exit_code_of(failure),
+            )
         )
         return 1
-    channel.send({"type": "done"})
+    channel.send(DoneMessage())
     return 0
 
 
@@ -253,12 +250,9 @@ def main(argv: list[str] | None = None) -> int:
     except BaseException as exc:  # noqa: BLE001 - report, never die silently
         try:
             channel.send(
-                {
-                    "type": "error",
-                    "kind": "internal",
-                    "message": f"profile worker failed: {_one_line(exc)}",
-                    "traceback": traceback.format_exc(),
-                }
+                ErrorMessage(
+                    "internal", f"profile worker failed: {_one_line(exc)}", traceback.format_exc()
+                )
             )
         except OSError:
             pass

@@ -25,9 +25,9 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"torchscan-tui: rank {rank}: no channel to the session: {exc}", file=sys.stderr)
         return 1
-    from torchscan_tui.run.protocol import ChannelWriter
+    from torchscan_tui.run.protocol import ChannelWriter, RankMessage
 
-    ChannelWriter(fd).send({"type": "rank", "rank": rank, "local_rank": local_rank})
+    ChannelWriter(fd).send(RankMessage(rank, local_rank))
     cut = worker_args.index("--") if "--" in worker_args else len(worker_args)
     worker_args[cut:cut] = ["--channel-fd", str(fd)]
     from torchscan_tui.worker.main import main as worker_main

@@ -1,13 +1,13 @@
 """Read a Chrome/Kineto trace file into just the fields grouping needs, fast.
 
 A 100k-event trace is ~40 MiB of JSON of which grouping needs a tenth: phase, category,
-name, thread, start, duration and five ``args``. With msgspec installed, the file decodes
+name, thread, start, duration and a few ``args``. msgspec decodes the file
 straight into typed structs that skip every other field without building it, and keep
 ``Input Dims`` as undecoded JSON bytes: equal shapes are equal bytes, so grouping keys on
 them and only one list per group is ever built: 0.1-0.2 s for a 40 MiB trace where
 json.load takes 1-3 s here.
-Without msgspec (the engine is also used where it is not installed), or for a file whose
-events are not all JSON objects, the stdlib parser fills the same structures.
+For a file whose events are not all JSON objects (msgspec's typed decoder refuses it),
+the generic parser fills the same structures.
 
 Reading reports its progress (``progress(stage, fraction)``) so a caller can show it.
 """
@@ -21,11 +21,10 @@ from operator import attrgetter
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
+
 from torchscan_tui.formats import jsonio
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
-
-msgspec = jsonio.msgspec
-
 
 # (attribute, key in the trace, default): the fields grouping reads, listed once for
 # both decoders. "Input Dims" is apart: kept as undecoded JSON bytes.
@@ -83,28 +82,29 @@ def _struct_fields(fields: tuple) -> list[tuple]:
     ]
 
 
-if msgspec is not None:
-    # gc=False: these never hold cycles, so the collector need not track 100k of them.
-    # Raw cannot be part of a union: an empty Raw stands for "no Input Dims".
-    _dims = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")
-    _Args = msgspec.defstruct(
-        "_Args", [*_struct_fields(ARGS_FIELDS), ("input_dims", msgspec.Raw, _dims)], gc=False
-    )
-    _Event = msgspec.defstruct(
-        "_Event",
-        [*_struct_fields(EVENT_FIELDS), ("args", _Args | None, None)],  # type: ignore[operator]
-        gc=False,
-    )
+# gc=False: these never hold cycles, so the collector need not track 100k of them.
+# Raw cannot be part of a union: an empty Raw stands for "no Input Dims".
+_dims = msgspec.field(default_factory=msgspec.Raw, name="Input Dims")
+_Args = msgspec.defstruct(
+    "_Args", [*_struct_fields(ARGS_FIELDS), ("input_dims", msgspec.Raw, _dims)], gc=False
+)
+_Event = msgspec.defstruct(
+    "_Event",
+    [*_struct_fields(EVENT_FIELDS), ("args", _Args | None, None)],  # type: ignore[operator]
+    gc=False,
+)
 
-    class _Trace(msgspec.Struct):
-        traceEvents: list[_Event] | None = None  # type: ignore[valid-type]  # noqa: N815
-        record_shapes: Any = None
-        host_name: Any = None
-        distributedInfo: Any = None  # noqa: N815
 
-    _TRACE_DECODER = msgspec.json.Decoder(_Trace)
-    # Every number with a fraction as a Decimal made from its text: exact times.
-    _EXACT_TRACE_DECODER = msgspec.json.Decoder(_Trace, float_hook=Decimal)
+class _Trace(msgspec.Struct):
+    traceEvents: list[_Event] | None = None  # type: ignore[valid-type]  # noqa: N815
+    record_shapes: Any = None
+    host_name: Any = None
+    distributedInfo: Any = None  # noqa: N815
+
+
+_TRACE_DECODER = msgspec.json.Decoder(_Trace)
+# Every number with a fraction as a Decimal made from its text: exact times.
+_EXACT_TRACE_DECODER = msgspec.json.Decoder(_Trace, float_hook=Decimal)
 
 
 def _typed(data: bytes, exact: bool = False) -> DecodedTrace | None:
@@ -161,11 +161,11 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
     Raises ValueError for text that is not JSON at all.
     """
     progress("parsing", 0.0)
-    decoded = _typed(data) if msgspec is not None else None
+    decoded = _typed(data)
     if decoded is None:
         decoded = _from_document(decode_json(data))
     if isinstance(decoded, DecodedTrace) and _loses_digits(decoded.events):
-        exact = _typed(data, exact=True) if msgspec is not None else None
+        exact = _typed(data, exact=True)
         decoded = exact or _from_document(json.loads(data, parse_float=Decimal))
     progress("parsing", 1.0)
     return decoded

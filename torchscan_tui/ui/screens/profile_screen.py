@@ -240,8 +240,8 @@ class ProfileScreen(RowsScreen):
         self._status_message = ""  # "cancelling…" is over: the header says how it ended
         state = self.state
         stood_in = self.last_result.showing  # no row came: back to the last result
-        rows, state.context = self.last_result.run_ended(
-            state.outcome or "", self.view.rows, state.context
+        rows, state.head = self.last_result.run_ended(
+            state.outcome or "", self.view.rows, state.head
         )
         if stood_in:
             self.table.stale = False

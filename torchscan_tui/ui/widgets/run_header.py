@@ -11,7 +11,7 @@ from textual.reactive import reactive
 from torchscan_tui.analysis.step_summary import step_line
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.text import neutralise_controls
-from torchscan_tui.ui.run_state import PHASE_LABELS
+from torchscan_tui.run.phases import PHASE_WORDS
 from torchscan_tui.ui.widgets.one_line import OneLine
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
@@ -48,7 +48,7 @@ def heading_text(heading: Heading) -> Text:
     text.append(f" {neutralise_controls(heading.title)}", style="bold")
     text.append(f"  device {neutralise_controls(heading.device)}  ", style="dim")
     phase = heading.phase
-    label = heading.phase_label or PHASE_LABELS.get(phase, phase)
+    label = heading.phase_label or PHASE_WORDS.get(phase, phase)
     if heading.running:
         text.append(SPINNER[heading.tick % len(SPINNER)] + " ", style="bold cyan")
     if heading.incomplete:
