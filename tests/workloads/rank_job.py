@@ -1,4 +1,5 @@
-"""A two-rank gloo job (under torch.distributed.run) where rank 1 does 20x the matmuls:
+"""A two-rank gloo job (under torch.distributed.run) where rank 1 does 100x the matmuls
+(~10 ms more: a straggler a loaded machine cannot hide):
 each rank writes its own trace, rank-N.json, into argv[1], as HTA's layout has them."""
 
 import os
@@ -15,7 +16,7 @@ with profile(record_shapes=True) as prof:
     for _ in range(3):
         y = x @ x
         if rank == 1:  # the straggler
-            for _ in range(20):
+            for _ in range(100):
                 y = y @ x
         dist.all_reduce(y)
 prof.export_chrome_trace(os.path.join(sys.argv[1], f"rank-{rank}.json"))
