@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,23 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "sample_workloads"
 WORKLOADS = Path(__file__).resolve().parent / "workloads"
+PRIVATE_TMPDIR = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A temporary directory of this test run's own (``TMPDIR``, inherited by every process
+    a test starts): tests that count the app's private folders are not misled by another
+    run on the machine, and nothing a test leaves outlives the run."""
+    private = tempfile.mkdtemp(prefix="torchscan-tests-")
+    os.environ["TMPDIR"] = private
+    tempfile.tempdir = None  # gettempdir() reads TMPDIR again
+    config.stash[PRIVATE_TMPDIR] = private
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    private = config.stash.get(PRIVATE_TMPDIR, None)
+    if private is not None:
+        shutil.rmtree(private, ignore_errors=True)
 
 
 @pytest.fixture
