@@ -53,7 +53,7 @@ async def test_at_80_columns_a_cpu_run_gives_the_device_column_to_the_names(wait
         await run(app, pilot, wait)
         title = header_line(app)
         assert "device" not in title and "CPU self" in title
-        widths = {column.key: width for column, width in app.main_screen.table.layout()}
+        widths = {column.key: width for column, width in app.main_screen.table.column_layout()}
         assert widths["operator"] >= 24  # was 14 before the device column gave way
         await pilot.press("m")  # the sorted column always shows, narrow or not
         assert "bytes ↓" in header_line(app)
@@ -102,7 +102,7 @@ async def test_a_wide_terminal_gives_the_shapes_what_the_names_do_not_need(wait)
     app = create_app(source=replay_source(rows=rows), show_clock=False)
     async with app.run_test(size=(200, 24)) as pilot:
         await run(app, pilot, wait)
-        widths = {column.key: width for column, width in app.main_screen.table.layout()}
+        widths = {column.key: width for column, width in app.main_screen.table.column_layout()}
         assert widths["operator"] == len(LONG)
         assert widths["shapes"] >= 2 * widths["operator"]
         assert "[[8, 64, 128], [8, 64, 128]" in line(app, 1)

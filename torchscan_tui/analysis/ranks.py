@@ -26,12 +26,20 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
-from torchscan_tui.analysis.records import KernelRow, Row
+from torchscan_tui.analysis.fields import ROW_FIELDS, across_ranks
+from torchscan_tui.analysis.records import (
+    CollectiveEvidence,
+    CrossRank,
+    KernelRow,
+    RankFigures,
+    Row,
+    Straggler,
+)
 from torchscan_tui.common.formatting import describe_row, format_seconds
 
 COLLECTIVE_PREFIXES = ("nccl:", "gloo:", "c10d::", "record_param_comms", "ProcessGroup")
-CROSS_RANK = "ranks"  # a cross-rank row's per-rank figures
 STRAGGLER_THRESHOLD = 0.10  # a rank must be more than this much slower than the median
 
 
@@ -43,7 +51,7 @@ def _key(row: Mapping) -> tuple:
     return row["operator"], repr(row["input_shapes"]), row.get("kind", "operator")
 
 
-def rank_summary(rank: int, report: Mapping) -> dict:
+def rank_summary(rank: int, report: Mapping) -> RankFigures:
     """One rank: its host-side CPU self time split into collectives and compute, its
     device timeline (HTA's breakdown, None without device work) and its compute in each
     step (from its step overview: device kernels, or host CPU work without a device)."""
@@ -67,10 +75,14 @@ def rank_summary(rank: int, report: Mapping) -> dict:
     }
 
 
-def _per_rank_figures(found: Mapping[int, Mapping], ranks: Sequence[int], field: str) -> dict:
+def _per_rank_figures(
+    found: Mapping[int, Mapping[str, Any]], ranks: Sequence[int], field: str
+) -> CrossRank:
     """One figure on every rank (0 where the rank has no such row), its median, spread and
     slowest rank."""
-    seconds = {rank: found[rank][field] if rank in found else 0.0 for rank in ranks}
+    seconds: dict[int, float] = {
+        rank: found[rank][field] if rank in found else 0.0 for rank in ranks
+    }
     values = list(seconds.values())
     return {
         "min": min(values),
@@ -89,8 +101,10 @@ def _median_of(found: Mapping[int, Mapping], ranks: Sequence[int], field: str) -
 def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
     """One row per (operator, shapes, kind) over every rank, the widest spread first.
 
-    Every field a rank's row has is kept (the median rank's where it is a figure, the
-    first rank's otherwise), so a field added to rows reaches this view unnamed here."""
+    Every field a rank's row has is kept: a figure of the field table
+    (:data:`~torchscan_tui.analysis.fields.ROW_FIELDS`) as its ``across_ranks`` says (the
+    median over the ranks, mostly), any other as the first rank has it. A field added to
+    rows reaches this view without a word here."""
     ranks = sorted(per_rank)
     by_key: dict[tuple, dict[int, Row]] = {}
     for rank in ranks:
@@ -98,25 +112,21 @@ def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
             by_key.setdefault(_key(row), {})[rank] = row
     rows: list[Row] = []
     for found in by_key.values():
-        figures = _per_rank_figures(found, ranks, "cpu_self_seconds")
-        device = [found[r]["device_self_seconds"] for r in found
-                  if found[r].get("device_self_seconds") is not None]  # fmt: skip
         sample = next(iter(found.values()))
-        row: Row = {
+        merged: dict[str, Any] = {
             **sample,
             "kind": sample.get("kind", "operator"),
-            "calls": _median_of(found, ranks, "calls"),
-            "cpu_self_seconds": figures["median"],
-            "device_self_seconds": statistics.median(device) if device else None,
-            "cpu_net_bytes": _median_of(found, ranks, "cpu_net_bytes"),
             "callers": dict(sample.get("callers") or {}),
             "diagnostics": [],
-            CROSS_RANK: figures,
+            "ranks": _per_rank_figures(found, ranks, "cpu_self_seconds"),
         }
-        row.pop("rank", None)  # a live rank's tag: the row is every rank's now
-        row.pop("cpu_self_seconds_per_step", None)  # one rank's steps, not the median's
-        rows.append(row)
-    rows.sort(key=lambda row: (-row[CROSS_RANK]["spread"], row["operator"]))
+        for field in ROW_FIELDS:
+            if field.across_ranks != "first":
+                merged[field.key] = across_ranks(field, found, ranks)
+        merged.pop("rank", None)  # a live rank's tag: the row is every rank's now
+        merged.pop("cpu_self_seconds_per_step", None)  # one rank's steps, not the median's
+        rows.append(cast(Row, merged))
+    rows.sort(key=lambda row: (-row["ranks"]["spread"], row["operator"]))
     return rows
 
 
@@ -141,32 +151,38 @@ def cross_rank_kernels(per_rank: Mapping[int, Sequence[KernelRow]]) -> list[Kern
             "mean_seconds": figures["median"] / calls if calls else 0.0,
             "min_seconds": min(k["min_seconds"] for k in found.values()),
             "max_seconds": max(k["max_seconds"] for k in found.values()),
-            CROSS_RANK: figures,
+            "ranks": figures,
         })  # fmt: skip
     merged.sort(key=lambda kernel: (-kernel["total_seconds"], kernel["kernel"]))
     return merged
 
 
-def _mean_compute(summary: Mapping) -> float | None:
+def _typical_compute(summary: Mapping) -> float | None:
+    """A rank's compute in its median step: a step the machine took away (a pause, a
+    descheduled step) moves a mean, not this."""
     per_step = summary.get("compute_per_step") or []
-    return statistics.fmean(per_step) if per_step else None
+    return statistics.median(per_step) if per_step else None
 
 
 def _step_spread(summary: Mapping) -> float | None:
-    """A rank's own step-to-step variation of its compute: (max - min) / median."""
+    """A rank's own step-to-step variation of its compute: its interquartile range over
+    its median. Robust to a step or two the machine took away (a pause, a descheduled
+    step): with (max - min) one such step on a fast rank hid a 4x straggler."""
     per_step = summary.get("compute_per_step") or []
     if len(per_step) < 2 or statistics.median(per_step) <= 0:
         return None
-    return (max(per_step) - min(per_step)) / statistics.median(per_step)
+    low, _, high = statistics.quantiles(per_step, n=4, method="inclusive")
+    return (high - low) / statistics.median(per_step)
 
 
-def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
+def straggler(summaries: Sequence[Mapping[str, Any]], rows: Sequence[Row]) -> Straggler | None:
     """The straggler verdict: who, by how much, against which bar, and where; None with
     fewer than two ranks or no compute to compare (module docstring for the rule)."""
     if len(summaries) < 2:
         return None
-    compute = {summary["rank"]: _mean_compute(summary) for summary in summaries}
-    if None in compute.values():  # no step figures: the host compute over the whole run
+    per_step = {summary["rank"]: _typical_compute(summary) for summary in summaries}
+    compute: dict[int, float] = {rank: v for rank, v in per_step.items() if v is not None}
+    if len(compute) < len(per_step):  # no step figures: the host compute of the whole run
         compute = {summary["rank"]: summary["host_compute_seconds"] for summary in summaries}
         measure, per = "host compute", ""
     else:
@@ -181,7 +197,7 @@ def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
     spreads = [spread for spread in map(_step_spread, summaries) if spread is not None]
     noise = statistics.median(spreads) if spreads else None
     bar = max(STRAGGLER_THRESHOLD, noise or 0.0)
-    verdict = {
+    verdict: Straggler = {
         "rank": slowest if gap > bar else None,
         "slowest_rank": slowest,
         "gap": gap,
@@ -196,8 +212,8 @@ def straggler(summaries: Sequence[Mapping], rows: Sequence[Row]) -> dict | None:
     if verdict["rank"] is not None:
         rank = str(slowest)
         worst = max(
-            (row for row in rows if not is_collective(row["operator"]) and CROSS_RANK in row),
-            key=lambda row: row[CROSS_RANK]["seconds"][rank] - row[CROSS_RANK]["median"],
+            (row for row in rows if not is_collective(row["operator"]) and "ranks" in row),
+            key=lambda row: row["ranks"]["seconds"][rank] - row["ranks"]["median"],
             default=None,
         )
         verdict["operator"] = describe_row(worst) if worst is not None else None
@@ -231,7 +247,7 @@ def straggler_line(verdict: Mapping | None) -> str | None:
     return line + (f"; most in {verdict['operator']}" if verdict["operator"] else "")
 
 
-def collective_evidence(summaries: Sequence[Mapping]) -> dict | None:
+def collective_evidence(summaries: Sequence[Mapping]) -> CollectiveEvidence | None:
     """HTA's straggler evidence: the main collective kernel (the one whose length varies
     most across ranks, HTA's choice) and when it starts within each rank's steps, as a
     share of the step; the rank where it starts latest arrived last. None without long

@@ -5,27 +5,17 @@ Rows with a missing (None) figure always go last, whichever way; ties keep rank 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import compress, repeat
 from operator import is_, is_not
+from typing import Any
 
-SORT_FIELDS = {
-    "rank": "rank",
-    "cpu": "cpu_self_seconds",
-    "device": "device_self_seconds",
-    "calls": "calls",
-    "bytes": "cpu_net_bytes",
-}
-SORT_LABELS = {
-    "rank": "rank",
-    "delta": "CPU delta",
-    "ratio": "ratio",
-    "cpu": "CPU self",
-    "device": "device self",
-    "calls": "calls",
-    "bytes": "net bytes",
-}
+from torchscan_tui.analysis.fields import SORT_FIELDS
+from torchscan_tui.analysis.fields import SORT_LABELS as ROW_SORT_LABELS
+
+# A row's sorts (analysis/fields.py), and a compare's own two.
+SORT_LABELS = {**ROW_SORT_LABELS, "delta": "CPU delta", "ratio": "ratio"}
 
 
 @dataclass(frozen=True)
@@ -50,15 +40,19 @@ class Sort:
         return f"{SORT_LABELS[self.key]} {'↓' if self.descending else '↑'}"
 
 
-def has_device_time(rows: Sequence[dict]) -> bool:
+def has_device_time(rows: Sequence[Mapping[str, Any]]) -> bool:
     return any(row.get("device_self_seconds") is not None for row in rows)
 
 
-ValueOf = Callable[[dict], object]
+ValueOf = Callable[[Mapping[str, Any]], Any]
+
+
+def _getter(name: str) -> ValueOf:
+    return lambda row: row.get(name)
 
 
 def field_getters(fields: dict[str, str]) -> dict[str, ValueOf]:
-    return {key: (lambda row, name=name: row.get(name)) for key, name in fields.items()}
+    return {key: _getter(name) for key, name in fields.items()}
 
 
 ROW_SORTS: dict[str, ValueOf] = field_getters({k: v for k, v in SORT_FIELDS.items() if k != "rank"})
@@ -73,7 +67,7 @@ class SortOrders:
     rows are in, so even the first press of a sort key does not sort.
     """
 
-    def __init__(self, rows: Sequence[dict], getters: dict[str, ValueOf]):
+    def __init__(self, rows: Sequence[Mapping[str, Any]], getters: dict[str, ValueOf]):
         self.rows = rows
         self.getters = getters
         self._values: dict[str, list] = {}

@@ -11,9 +11,11 @@ import csv
 import io
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
+from torchscan_tui.analysis.fields import EXPORT_COLUMNS, FIELDS
 from torchscan_tui.common.formatting import format_bytes, format_seconds, format_shapes
 from torchscan_tui.formats.atomic import (
     ExportError,
@@ -22,15 +24,7 @@ from torchscan_tui.formats.atomic import (
 )
 from torchscan_tui.formats.report import finite
 
-COLUMNS = (
-    "operator",
-    "input_shapes",
-    "kind",
-    "calls",
-    "cpu_self_seconds",
-    "device_self_seconds",
-    "cpu_net_bytes",
-)
+COLUMNS = EXPORT_COLUMNS
 FORMATS = {".csv": "csv", ".json": "json", ".md": "markdown", ".markdown": "markdown"}
 TRACE_PRIVACY_NOTE = (
     "A trace holds the host name, file paths, process and thread ids, and every input shape."
@@ -46,7 +40,7 @@ def format_for(path: str | os.PathLike) -> str:
     return FORMATS[suffix]
 
 
-def _cell(row: dict, column: str) -> object:
+def _cell(row: Mapping[str, Any], column: str) -> object:
     value = row.get(column)
     if column == "input_shapes":
         return format_shapes(value or [])
@@ -60,7 +54,7 @@ def _neutralise_formula(value: object) -> object:
     return value
 
 
-def rows_to_csv(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
+def rows_to_csv(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(columns)
@@ -69,7 +63,7 @@ def rows_to_csv(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
     return buffer.getvalue()
 
 
-def rows_to_json(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
+def rows_to_json(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
     """JSON keeps every field of each row (``columns`` only shapes CSV and Markdown), a
     row per line as saved reports hold them: compact, greppable, diffable."""
     if not rows:
@@ -83,18 +77,19 @@ def _markdown_cell(value: object) -> str:
     return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r", " ").replace("\n", " ")
 
 
-def _readable(row: dict, column: str) -> object:
+def _readable(row: Mapping[str, Any], column: str) -> object:
     """A Markdown cell in the screen's units (ms, MiB): Markdown is read, not parsed;
     CSV and JSON keep the raw SI numbers for tools."""
-    value = row.get(column)
-    if column.endswith("_seconds"):
-        return format_seconds(value)
-    if column.endswith("_bytes"):
-        return format_bytes(value, signed=True)
+    field = FIELDS.get(column)
+    unit = field.unit if field is not None else column.rpartition("_")[2]  # a kernel's
+    if unit == "seconds":
+        return format_seconds(row.get(column))
+    if unit == "bytes":
+        return format_bytes(row.get(column), signed=True)
     return _cell(row, column)
 
 
-def rows_to_markdown(rows: Sequence[dict], columns: Sequence[str] = COLUMNS) -> str:
+def rows_to_markdown(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = COLUMNS) -> str:
     lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         cells = []
@@ -109,7 +104,7 @@ RENDERERS = {"csv": rows_to_csv, "json": rows_to_json, "markdown": rows_to_markd
 
 
 def export_rows(
-    rows: Sequence[dict],
+    rows: Sequence[Mapping[str, Any]],
     path: str | os.PathLike,
     *,
     overwrite: bool = False,

@@ -7,24 +7,37 @@ rank order, then its diagnostics (pure: no torch, no textual).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.fields import FIELDS
 from torchscan_tui.analysis.overview import overview_lines
 from torchscan_tui.analysis.ranks import straggler_lines
+from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.shares import RANKED_BY_LABELS
 from torchscan_tui.analysis.step_summary import peak_scope, step_line
-from torchscan_tui.common.formatting import describe_row, format_bytes, format_count, format_seconds
+from torchscan_tui.common.formatting import describe_row, format_bytes, format_count
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.formats.report_schema import Report
 
 TOP_ROWS = 30
+# The figures each line shows, in this order, and their widths (analysis/fields.py).
+TEXT_FIGURES = (
+    ("cpu_self_seconds", 12),
+    ("device_self_seconds", 12),
+    ("calls", 8),
+    ("cpu_net_bytes", 10),
+)
 
 
-def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_ROWS) -> str:
+def report_text(report: Report, source: str, rows: Sequence[Row], limit: int = TOP_ROWS) -> str:
     """The header, the first ``limit`` of ``rows`` (the report's, in rank order) and the
     notes. ``rows`` may be only the first page of a report whose other rows are pending:
     the count comes from its context."""
     context = report.get("context") or {}
     total = context.get("total_grouped_operators") or len(rows)
-    ranked = RANKED_BY_LABELS.get(context.get("ranked_by"), "self time")
+    ranked = RANKED_BY_LABELS.get(context.get("ranked_by", ""), "self time")
     header = f"{source}: {format_count(total)} grouped operators, ranked by {ranked}"
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss:
@@ -38,16 +51,13 @@ def report_text(report: dict, source: str, rows: list[dict], limit: int = TOP_RO
     if context.get("ranks"):
         header += f"; {context['ranks']} ranks"
     lines = [neutralise_controls(header), *map(neutralise_controls, straggler_lines(context))]
-    lines.append(
-        f"{'CPU self':>12} {'device self':>12} {'calls':>8} {'net bytes':>10}  operator and shapes"
-    )
+    figures = [(FIELDS[key], width) for key, width in TEXT_FIGURES]
+    lines.append(" ".join(f"{field.short:>{width}}" for field, width in figures)
+                 + "  operator and shapes")  # fmt: skip
     for row in rows[:limit]:
-        lines.append(
-            f"{format_seconds(row['cpu_self_seconds']):>12} "
-            f"{format_seconds(row['device_self_seconds']):>12} "
-            f"{format_count(row['calls']):>8} {format_bytes(row['cpu_net_bytes']):>10}  "
-            f"{describe_row(row)}"
-        )
+        values: Mapping[str, Any] = row
+        cells = " ".join(f"{field.text(values[field.key]):>{width}}" for field, width in figures)
+        lines.append(f"{cells}  {describe_row(row)}")
     if total > limit:
         lines.append(f"... {format_count(total - limit)} more: open it in a terminal to see all")
     run = report.get("run") or {}

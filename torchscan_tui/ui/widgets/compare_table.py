@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from torchscan_tui.analysis.compare import PRESENCE_MARKS, side_seconds
 from torchscan_tui.common.formatting import format_ratio, format_signed_seconds, shapes_text
 from torchscan_tui.common.text import neutralise_controls
@@ -9,18 +12,26 @@ from torchscan_tui.ui.widgets.operator_table import MOVEMENT_BINDINGS, Column, O
 
 COMPARE_COLUMNS = (
     Column("mark", "", 1),
-    Column("presence", "", 4, drop_order=1),
-    Column("operator", "operator", 0, weight=5, min_width=16),
-    Column("shapes", "input shapes", 0, weight=6, min_width=12),
-    Column("before", "CPU before", 11, "right", drop_order=3),
-    Column("after", "CPU after", 11, "right", drop_order=3),
-    Column("delta", "CPU delta", 11, "right"),
-    Column("ratio", "ratio", 7, "right", drop_order=2),
-    Column("device", "device delta", 12, "right", drop_order=4),
-    Column("calls", "calls", 9, "right", drop_order=5),
-    Column("share", "|delta|", 10, drop_order=6),
-)
-COMPARE_SORT_COLUMNS = {"delta": "delta", "ratio": "ratio", "device": "device", "calls": "calls"}
+    Column("presence", "", 4, cell=lambda cell: PRESENCE_MARKS.get(cell.row["presence"], "")),
+    Column("operator", "operator", 0, weight=5, min_width=16,
+           cell=lambda cell: neutralise_controls(cell.row["operator"])),
+    Column("shapes", "input shapes", 0, weight=6, min_width=12,
+           cell=lambda cell: neutralise_controls(shapes_text(cell.row))),
+    Column("before", "CPU before", 11, "right",
+           cell=lambda cell: side_seconds(cell.row, "cpu_self_seconds", "before")),
+    Column("after", "CPU after", 11, "right",
+           cell=lambda cell: side_seconds(cell.row, "cpu_self_seconds", "after")),
+    Column("delta", "CPU delta", 11, "right", sort="delta",
+           cell=lambda cell: format_signed_seconds(cell.row["cpu_self_seconds"]["delta"])),
+    Column("ratio", "ratio", 7, "right", sort="ratio",
+           cell=lambda cell: format_ratio(cell.row["cpu_self_seconds"]["ratio"])),
+    Column("device", "device delta", 12, "right", sort="device",
+           cell=lambda cell: format_signed_seconds(cell.row["device_self_seconds"]["delta"])),
+    Column("calls", "calls", 9, "right", sort="calls",
+           cell=lambda cell: f"{cell.row['calls']['before']}→{cell.row['calls']['after']}"),
+    Column("share", "|delta|", 10, cell=lambda cell: cell.share),
+)  # fmt: skip
+COMPARE_DROP_ORDER = ("share", "calls", "device", "before", "after", "ratio", "presence")
 
 
 class CompareTable(OperatorTable, inherit_bindings=False):
@@ -29,22 +40,10 @@ class CompareTable(OperatorTable, inherit_bindings=False):
     BINDINGS = MOVEMENT_BINDINGS
 
     TABLE_COLUMNS = COMPARE_COLUMNS
-    SORT_COLUMNS = COMPARE_SORT_COLUMNS
+    TABLE_DROP_ORDER = COMPARE_DROP_ORDER
 
-    def build_cells(self, row_id: int, row: dict) -> dict:
-        cpu, device, calls = row["cpu_self_seconds"], row["device_self_seconds"], row["calls"]
-        share = None
-        if self.share_total and cpu["delta"] is not None:
-            share = abs(cpu["delta"]) / self.share_total
-        return {
-            "presence": PRESENCE_MARKS.get(row["presence"], ""),
-            "operator": neutralise_controls(row["operator"]),
-            "shapes": neutralise_controls(shapes_text(row)),
-            "before": side_seconds(row, "cpu_self_seconds", "before"),
-            "after": side_seconds(row, "cpu_self_seconds", "after"),
-            "delta": format_signed_seconds(cpu["delta"]),
-            "ratio": format_ratio(cpu["ratio"]),
-            "device": format_signed_seconds(device["delta"]),
-            "calls": f"{calls['before']}→{calls['after']}",
-            "share": share,
-        }
+    def share_of(self, row: Mapping[str, Any]) -> tuple[float | None, float | None]:
+        delta = row["cpu_self_seconds"]["delta"]
+        if self.share_total and delta is not None:
+            return delta, abs(delta) / self.share_total
+        return delta, None

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any, NamedTuple
+
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.reactive import reactive
 from textual.widgets import Static
 
-from torchscan_tui.analysis.records import RowKind
+from torchscan_tui.analysis.fields import FIELDS
+from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_summary import spread_text
 from torchscan_tui.common.formatting import (
-    format_bytes,
     format_count,
     format_seconds,
     format_shapes,
 )
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.formats.report_schema import Context
 from torchscan_tui.ui.literal import literal
 
-KIND_LABELS: dict[RowKind, str] = {
+KIND_LABELS: dict[str, str] = {  # by RowKind
     "operator": "operator (an ATen / torch op)",
     "runtime": "runtime event (CUDA runtime or driver call: launch, copy, sync)",
     "annotation": "caller annotation (a record_function range)",
@@ -55,28 +60,47 @@ def _time_with_share(seconds: float | None, total: float | None, calls: int) -> 
     return f"{text}  ({'; '.join(parts)})" if parts else text
 
 
+class Detail(NamedTuple):
+    """What the pane shows: the highlighted row (None: none), the report's notes and its
+    context (the sums a row's share is of)."""
+
+    row: Mapping[str, Any] | None
+    notes: Sequence[Note]
+    context: Context
+
+
 class DetailPane(VerticalScroll):
-    """Attributes down: the app calls :meth:`show` with the row and the report's notes."""
+    """Attributes down: the screen sets :attr:`detail` while the pane is shown."""
+
+    detail: reactive[Detail | None] = reactive(None, always_update=True, init=False)
 
     def compose(self):
         yield Static(id="detail-body")
 
-    def show(self, row: dict | None, report_diagnostics: list, context: dict) -> None:
+    def watch_detail(self, detail: Detail | None) -> None:
+        if detail is not None:
+            self._paint(*detail)
+
+    def _paint(
+        self, row: Mapping[str, Any] | None, report_diagnostics: Sequence[Note], context: Context
+    ) -> None:
         body = self.query_one("#detail-body", Static)
         if row is None:
             body.update(Text("No row highlighted.", style="dim"))
             return
         table = _Fields()
-        table.add_row("operator", neutralise_controls(row["operator"]))
+        table.add_row(FIELDS["operator"].title, neutralise_controls(row["operator"]))
         if isinstance(row.get("rank"), int):  # a rank's own row, streamed while the job ran
             table.add_row("rank", f"{row['rank']} (its own row; the cross-rank view replaces "
                                   "these once every rank is done)")  # fmt: skip
-        table.add_row("kind", KIND_LABELS.get(row.get("kind"), str(row.get("kind"))))
-        table.add_row("input shapes", neutralise_controls(format_shapes(row["input_shapes"])))
-        table.add_row("calls", format_count(row["calls"]))
+        kind = str(row.get("kind"))
+        table.add_row(FIELDS["kind"].title, KIND_LABELS.get(kind, kind))
+        shapes = neutralise_controls(format_shapes(row["input_shapes"]))
+        table.add_row(FIELDS["input_shapes"].title, shapes)
+        table.add_row(FIELDS["calls"].title, format_count(row["calls"]))
         calls = row["calls"]
         table.add_row(
-            "CPU self time",
+            FIELDS["cpu_self_seconds"].title,
             _time_with_share(row["cpu_self_seconds"], context.get("cpu_self_seconds_sum"), calls),
         )
         device = _time_with_share(
@@ -84,7 +108,7 @@ class DetailPane(VerticalScroll):
         )
         if row["device_self_seconds"] is None:
             device += "  (not measured in this run)"
-        table.add_row("device self time", device)
+        table.add_row(FIELDS["device_self_seconds"].title, device)
         spread = spread_text(row)
         if spread:
             table.add_row("CPU self per step", spread)
@@ -100,7 +124,8 @@ class DetailPane(VerticalScroll):
                 f"{format_seconds(across['spread'])}, slowest rank {across['slowest_rank']}"
                 f" ({per_rank})",
             )
-        table.add_row("CPU net bytes", format_bytes(row["cpu_net_bytes"], signed=True))
+        net = FIELDS["cpu_net_bytes"]
+        table.add_row(net.title, net.text(row["cpu_net_bytes"], signed=True))
         callers = row.get("callers") or {}
         if callers:
             listed = ", ".join(f"{neutralise_controls(k)} ×{v}" for k, v in callers.items())

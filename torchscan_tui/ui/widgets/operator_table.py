@@ -2,7 +2,7 @@
 
 Nothing here measures cells: column widths come from the widget's width, and each line is
 built on demand in :meth:`render_line`, so 100k rows cost no more to show than 30. The
-table reads a :class:`~torchscan_tui.analysis.rows.RowView` (attributes down) and posts
+table reads a :class:`~torchscan_tui.analysis.row_view.RowView` (attributes down) and posts
 :class:`OperatorTable.Highlighted`, :class:`OperatorTable.Activated` and
 :class:`OperatorTable.SortRequested` (messages up). The mouse does what the keys do: a
 click moves the cursor, a double click opens the row, a click on a column's title sorts.
@@ -10,29 +10,44 @@ click moves the cursor, a double click opens the row, a click on a column's titl
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.fields import FIELDS, ROW_FIELDS
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.common.formatting import (
     MISSING,
-    format_bytes,
-    format_count,
     format_seconds,
     format_shapes,
     share_bar,
 )
 from torchscan_tui.common.text import neutralise_controls
+
+
+class Cell(NamedTuple):
+    """What a column's cell function is given: the row, its id (its rank in the report)
+    and its figure in the time field the table divides, with that figure's share."""
+
+    row: Mapping[str, Any]
+    row_id: int
+    value: float | None  # the row's CPU (or device) self time: what the share divides
+    share: float | None  # ``value`` over the whole (None: no whole, or not measured)
+
+
+CellText = Callable[[Cell], Any]  # the column's text (the bar's: its fraction)
 
 
 @dataclass(frozen=True)
@@ -43,25 +58,43 @@ class Column:
     align: str = "left"
     weight: int = 1  # share of the flexible width
     min_width: int = 0  # for a flexible column: below this, drop other columns first
-    drop_order: int = 0  # columns with a higher drop order go first when space is short
+    cell: CellText | None = None  # None: drawn by the table itself (the selection mark)
+    sort: str | None = None  # the sort key a click on its title asks for
 
 
-# Columns by priority: when the width is short, the highest drop order goes first (the
-# bar, then the row number, time per call, bytes, calls, the share); the operator, the
-# shapes, the CPU time and the sorted column always stay.
+def field_column(key: str, field_key: str, width: int, **options: Any) -> Column:
+    """A column that shows one field of the row table (analysis/fields.py): its short
+    title, its sort, its text."""
+    field = FIELDS[field_key]
+    return Column(key, field.short, width, "right", sort=field.sort,
+                  cell=lambda cell: field.text(cell.row[field_key]), **options)  # fmt: skip
+
+
+def _per_call(cell: Cell) -> str:
+    calls = cell.row["calls"]
+    return MISSING if cell.value is None or not calls else format_seconds(cell.value / calls)
+
+
 COLUMNS = (
     Column("mark", "", 1),
-    Column("rank", "#", 5, "right", drop_order=6),
-    Column("operator", "operator", 0, weight=6, min_width=28),
-    Column("shapes", "input shapes", 0, weight=5, min_width=18),
-    Column("calls", "calls", 7, "right", drop_order=3),
-    Column("cpu", "CPU self", 11, "right"),
-    Column("device", "device self", 11, "right"),
-    Column("percent", "%", 6, "right", drop_order=2),
-    Column("per_call", "per call", 10, "right", drop_order=5),
-    Column("bytes", "net bytes", 10, "right", drop_order=4),
-    Column("share", "share", 10, drop_order=7),
-)
+    Column("rank", "#", 5, "right", sort="rank", cell=lambda cell: str(cell.row_id + 1)),
+    Column("operator", FIELDS["operator"].short, 0, weight=6, min_width=28,
+           cell=lambda cell: neutralise_controls(operator_label(cell.row))),
+    Column("shapes", FIELDS["input_shapes"].short, 0, weight=5, min_width=18,
+           cell=lambda cell: neutralise_controls(format_shapes(cell.row["input_shapes"]))),
+    field_column("calls", "calls", 7),
+    field_column("cpu", "cpu_self_seconds", 11),
+    field_column("device", "device_self_seconds", 11),
+    Column("percent", "%", 6, "right",
+           cell=lambda cell: MISSING if cell.share is None else f"{cell.share:.1%}"),
+    Column("per_call", "per call", 10, "right", cell=_per_call),
+    field_column("bytes", "cpu_net_bytes", 10),
+    Column("share", "share", 10, cell=lambda cell: cell.share),
+)  # fmt: skip
+# When the width is short, columns go in this order (the bar, then the row number, time
+# per call, bytes, calls, the share); the operator, the shapes, the CPU time and the
+# sorted column always stay.
+DROP_ORDER = ("share", "rank", "per_call", "bytes", "calls", "percent")
 # The share and per-call columns follow the time field the table divides (CPU, or device
 # when sorted by it): their titles say which.
 FIELD_TITLES = {
@@ -84,7 +117,7 @@ def sorted_title(title: str, arrow: str, width: int) -> str:
     return f"{short} {arrow}"
 
 
-MOVEMENT_BINDINGS = [
+MOVEMENT_BINDINGS: list[BindingType] = [
     Binding("up", "cursor(-1)", "Up", show=False),  # k opens the kernel view
     Binding("down,j", "cursor(1)", "Down", show=False),
     Binding("pageup", "page(-1)", "Page up", show=False),
@@ -93,22 +126,25 @@ MOVEMENT_BINDINGS = [
     Binding("end", "jump(-1)", "Last", show=False),
 ]
 LINE_CACHE_SIZE = 4000
-SORT_COLUMN = {"cpu": "cpu", "device": "device", "calls": "calls", "bytes": "bytes", "rank": "rank"}
-FIELD_SORT = {"cpu_self_seconds": "cpu", "device_self_seconds": "device"}
+CELL_CACHE_SIZE = 20000
+# The sort that a share or per-call column's title asks for: the time field's own.
+FIELD_SORT = {field.key: field.sort for field in ROW_FIELDS if field.unit == "seconds"}
 SHORT_RESERVE = 8  # cells kept for each later flexible column when all are short
 
 
 @lru_cache(maxsize=64)
 def layout_columns(
     width: int,
-    all_columns: tuple = COLUMNS,
+    all_columns: tuple[Column, ...] = COLUMNS,
+    drop_order: tuple[str, ...] = DROP_ORDER,
     keep: frozenset[str] = frozenset(),
     hidden: frozenset[str] = frozenset(),
     names_width: int = 0,
 ) -> tuple[tuple[Column, int], ...]:
     """Columns and widths that fit ``width`` cells, dropping the least needed first.
 
-    ``keep``: columns never dropped (the sorted one); ``hidden``: columns left out (the
+    ``drop_order``: the columns that may go, first to go first; ``keep``: columns never
+    dropped (the sorted one); ``hidden``: columns left out (the
     device column of a run without device time), their width going to the names;
     ``names_width``: the longest operator name (0: unknown): the operator column takes
     no more than that, and the shapes the rest. Cached: every line of every repaint asks
@@ -118,10 +154,11 @@ def layout_columns(
         fixed = sum(column.width for column in columns) + len(columns) - 1
         flexible = [column for column in columns if column.width == 0]
         spare = width - fixed
-        droppable = [column for column in columns if column.drop_order and column.key not in keep]
+        shown = {column.key: column for column in columns}
+        droppable = [key for key in drop_order if key in shown and key not in keep]
         if spare >= sum(column.min_width for column in flexible) or not droppable:
             break
-        columns.remove(max(droppable, key=lambda column: column.drop_order))
+        columns.remove(shown[droppable[0]])
     spare = max(spare, len(flexible))
     # Each flexible column gets its minimum first (the operator's name before the
     # shapes), then the rest by weight.
@@ -160,7 +197,7 @@ def _names_give_way(widths: list, names_width: int) -> tuple[tuple[Column, int],
     return tuple(widths)
 
 
-def operator_label(row: dict) -> str:
+def operator_label(row: Mapping[str, Any]) -> str:
     """The operator as the table shows it: a rank's own row streamed live is marked with
     its rank (``r1 aten::mm``); the cross-rank rows that replace them are not."""
     rank = row.get("rank")
@@ -176,6 +213,33 @@ def fit(text: str, width: int, align: str) -> str:
 class OperatorTable(ScrollView, can_focus=True):
     """Ranked operator rows; the cursor is a position in the view's visible rows."""
 
+    DEFAULT_CSS = """
+    OperatorTable > .operator-table--header {
+        text-style: bold;
+        background: $primary-darken-2;
+    }
+
+    OperatorTable > .operator-table--cursor {
+        background: $accent 40%;
+        text-style: bold;
+    }
+
+    OperatorTable:focus > .operator-table--cursor {
+        background: $accent;
+    }
+
+    OperatorTable > .operator-table--selected {
+        background: $secondary 30%;
+    }
+
+    OperatorTable > .operator-table--missing {
+        color: $text-muted;
+    }
+
+    OperatorTable > .operator-table--bar {
+        color: $warning;
+    }
+    """
     COMPONENT_CLASSES = {
         "operator-table--header",
         "operator-table--cursor",
@@ -189,31 +253,38 @@ class OperatorTable(ScrollView, can_focus=True):
     # The rows are the last run's, kept on screen while a new run has sent none yet.
     stale = reactive(False)
     TABLE_COLUMNS: tuple[Column, ...] = COLUMNS
-    SORT_COLUMNS: dict[str, str] = SORT_COLUMN
+    TABLE_DROP_ORDER: tuple[str, ...] = DROP_ORDER
 
-    class Highlighted(Message):
-        """The cursor moved to another row (``row`` is None when the view is empty)."""
-
-        def __init__(self, table: OperatorTable, row: dict | None, position: int):
+    class _TableMessage(Message):
+        def __init__(self, table: OperatorTable):
             super().__init__()
             self.table = table
+
+        @property
+        def control(self) -> OperatorTable:
+            """The table that sent it (what ``@on(..., "#id")`` selectors match)."""
+            return self.table
+
+    class Highlighted(_TableMessage):
+        """The cursor moved to another row (``row`` is None when the view is empty)."""
+
+        def __init__(self, table: OperatorTable, row: Mapping[str, Any] | None, position: int):
+            super().__init__(table)
             self.row = row
             self.position = position
 
-    class Activated(Message):
+    class Activated(_TableMessage):
         """Enter was pressed on a row."""
 
-        def __init__(self, table: OperatorTable, row: dict):
-            super().__init__()
-            self.table = table
+        def __init__(self, table: OperatorTable, row: Mapping[str, Any]):
+            super().__init__(table)
             self.row = row
 
-    class SortRequested(Message):
+    class SortRequested(_TableMessage):
         """A sortable column's title was clicked; ``key`` is the app's sort key for it."""
 
         def __init__(self, table: OperatorTable, key: str):
-            super().__init__()
-            self.table = table
+            super().__init__(table)
             self.key = key
 
     def __init__(self, view: RowView, **kwargs):
@@ -221,12 +292,12 @@ class OperatorTable(ScrollView, can_focus=True):
         self.view = view
         self.share_field = "cpu_self_seconds"
         self.share_total: float | None = None
-        self._cells: dict[int, dict] = {}
+        self._cells: LRUCache[int, dict[str, Any]] = LRUCache(CELL_CACHE_SIZE)
         self._last_highlight: tuple[int, int | None] | None = None
         self._line_styles: dict[tuple[str, bool], tuple[Style, Style, Style]] = {}
         # Painted lines by (row id, cursor/selected state, width, focus): frames that only
         # move the cursor or follow another widget's change reuse them.
-        self._lines: dict[tuple, Strip] = {}
+        self._lines: LRUCache[tuple, Strip] = LRUCache(LINE_CACHE_SIZE)
         # Whether any row has device time and the longest name, from the rows scanned so
         # far (rows stream in).
         self._device_seen = False
@@ -264,7 +335,7 @@ class OperatorTable(ScrollView, can_focus=True):
         the names."""
         return frozenset() if self.has_device_time() else frozenset({"device"})
 
-    def layout(self) -> tuple[tuple[Column, int], ...]:
+    def column_layout(self) -> tuple[tuple[Column, int], ...]:
         """The columns shown now: by width, the sorted column kept, device time or not.
 
         Asked for by every line of every repaint: worked out once per change of what it
@@ -274,11 +345,18 @@ class OperatorTable(ScrollView, can_focus=True):
         depends = (width, key, self.has_device_time(), self._names_width)
         if depends == self._layout_for:
             return self._layout
-        keep = frozenset() if key == "rank" else frozenset({self.SORT_COLUMNS.get(key, "")})
+        keep = frozenset(
+            column.key for column in self.TABLE_COLUMNS if column.sort == key != "rank"
+        )
         if key in ("cpu", "device"):  # their share and per-call follow them
             keep |= {"percent", "per_call"}
         layout = layout_columns(
-            width, self.TABLE_COLUMNS, keep, self.hidden_columns(), self._names_width
+            width,
+            self.TABLE_COLUMNS,
+            self.TABLE_DROP_ORDER,
+            keep,
+            self.hidden_columns(),
+            self._names_width,
         )
         if layout is not self._layout:  # painted lines hold the old columns
             self._layout = layout
@@ -380,11 +458,11 @@ class OperatorTable(ScrollView, can_focus=True):
     def sort_key_at(self, x: int) -> str | None:
         """The sort key of the column whose title is at ``x`` (None: not a sortable one)."""
         start = 0
-        for column, width in self.layout():
+        for column, width in self.column_layout():
             if start <= x < start + width:
                 if column.key in ("percent", "per_call"):  # they follow a time field
                     return FIELD_SORT.get(self.share_field)
-                return self.SORT_COLUMNS.get(column.key)
+                return column.sort
             start += width + 1  # the space between columns
         return None
 
@@ -394,30 +472,20 @@ class OperatorTable(ScrollView, can_focus=True):
         cells = self._cells.get(row_id)
         if cells is None:
             cells = self.build_cells(row_id, row)
-            if len(self._cells) > 20000:
-                self._cells.clear()
-            self._cells[row_id] = cells
+            self._cells.set(row_id, cells)
         return cells
 
-    def build_cells(self, row_id: int, row: dict) -> dict:
-        """The text of each column for one row (``share``: a fraction for the bar)."""
-        share = None
+    def share_of(self, row: Mapping[str, Any]) -> tuple[float | None, float | None]:
+        """The row's figure in the divided time field, and its share of the whole."""
         value = row.get(self.share_field)
         if self.share_total and value is not None:
-            share = value / self.share_total
-        calls = row["calls"]
-        return {
-            "rank": str(row_id + 1),
-            "operator": neutralise_controls(operator_label(row)),
-            "shapes": neutralise_controls(format_shapes(row["input_shapes"])),
-            "calls": format_count(row["calls"]),
-            "cpu": format_seconds(row["cpu_self_seconds"]),
-            "device": format_seconds(row["device_self_seconds"]),
-            "bytes": format_bytes(row["cpu_net_bytes"]),
-            "percent": MISSING if share is None else f"{share:.1%}",
-            "per_call": MISSING if value is None or not calls else format_seconds(value / calls),
-            "share": share,
-        }
+            return value, value / self.share_total
+        return value, None
+
+    def build_cells(self, row_id: int, row: Mapping[str, Any]) -> dict[str, Any]:
+        """The text of each column for one row (``share``: a fraction for the bar)."""
+        cell = Cell(row, row_id, *self.share_of(row))
+        return {column.key: column.cell(cell) for column in self.TABLE_COLUMNS if column.cell}
 
     def _header_strip(self, layout, width: int) -> Strip:
         style = self.get_component_rich_style("operator-table--header")
@@ -427,7 +495,7 @@ class OperatorTable(ScrollView, can_focus=True):
         titles = FIELD_TITLES.get(self.share_field, {})
         for column, column_width in layout:
             title = titles.get(column.key, column.title)
-            if self.SORT_COLUMNS.get(column.key) == sort.key and sort.key != "rank":
+            if column.sort == sort.key != "rank":
                 title = sorted_title(title, arrow, column_width)
             texts.append(fit(title, column_width, column.align))
         return Strip([Segment(" ".join(texts), style)]).adjust_cell_length(width, style)
@@ -458,7 +526,7 @@ class OperatorTable(ScrollView, can_focus=True):
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
-        layout = self.layout()
+        layout = self.column_layout()
         if y == 0:
             return self._header_strip(layout, width)
         position = int(self.scroll_offset.y) + y - 1
@@ -471,9 +539,8 @@ class OperatorTable(ScrollView, can_focus=True):
         key = (row_id, state, selected, width, self.has_focus)
         strip = self._lines.get(key)
         if strip is None:
-            if len(self._lines) > LINE_CACHE_SIZE:
-                self._lines.clear()
-            strip = self._lines[key] = self._row_strip(row_id, row, layout, width, state, selected)
+            strip = self._row_strip(row_id, row, layout, width, state, selected)
+            self._lines.set(key, strip)
         return strip
 
     def _row_strip(
