@@ -338,6 +338,8 @@ async def test_trace_export_shows_diagnostics_and_writes_0600(wait, tmp_path):
         await pilot.press("t")
         dialog = app.screen
         assert isinstance(dialog, ExportDialog)
+        # The key's "why not" is said only when it does not apply (it was said here too).
+        assert not [n for n in app._notifications if "No trace" in n.message]
         notes = " ".join(str(n.render()) for n in dialog.query(".export-note"))
         assert "cuda_activity_unsupported" in notes and "no device (GPU) activity" in notes
         assert "host name" in notes
@@ -357,6 +359,8 @@ async def test_trace_export_is_unavailable_without_a_trace(wait):
         assert app.main_screen.check_action("export_trace", ()) is False
         await pilot.press("t")
         assert not isinstance(app.screen, ExportDialog)
+        (said,) = [n.message for n in app._notifications if "No trace" in n.message]
+        assert said == "No trace to export: this run or file has no Chrome trace."
 
 
 async def test_rerun_runs_the_source_again(wait):

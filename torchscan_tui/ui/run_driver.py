@@ -16,13 +16,14 @@ from collections.abc import Callable
 
 from torchscan_tui.run.events import RunFinished
 from torchscan_tui.run.sources import RunSource
+from torchscan_tui.ui.action_rules import Severity
 from torchscan_tui.ui.event_pump import Batch, EventPump
 from torchscan_tui.ui.run_state import RunState
 
 FIRST_FRAME_WAIT_S = 2.0  # the run starts after the first frame, or after this at most
 QUIT_WAIT_SECONDS = 1.8
 
-Notice = tuple[str, str, str, float | None]
+Notice = tuple[str, str, Severity, float | None]
 """``(message, title, severity, timeout)``: what the screen says when a run ends."""
 
 
@@ -73,7 +74,7 @@ class RunDriver:
 
     def _damaged(self, detail: str) -> RunFinished:
         """Rows sent as text held one of the wrong type: the source says what that means."""
-        return self.source.damaged(detail)
+        return self.source.damaged_end(detail)
 
     def end_notices(self) -> list[Notice]:
         """What to say as a run ends: how it ended (unless plainly done), and processes

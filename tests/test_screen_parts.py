@@ -1,0 +1,71 @@
+"""The profile screen's parts that need no app: whose rows show in a multi-rank session,
+which actions apply and why not, and what each widget shows of the run's state."""
+
+from __future__ import annotations
+
+from replay import make_row
+
+from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RunFinished
+from torchscan_tui.ui.action_rules import RULES, Facts, rule_for
+from torchscan_tui.ui.rank_selection import RankSelection
+from torchscan_tui.ui.run_state import RunState
+from torchscan_tui.ui.screen_figures import facts_of, heading_of, row_counts_of, share_of
+
+CROSS = [make_row("aten::mm", [[2]], 3, 0.002)]
+PER_RANK = [
+    {"rank": 0, "rows": 1, "host_cpu_self_seconds": 0.001, "host_collective_seconds": 0.0,
+     "host_compute_seconds": 0.001, "operators": [make_row("aten::mm", [[2]], 3, 0.001)]},
+    {"rank": 1, "rows": 1, "host_cpu_self_seconds": 0.003, "host_collective_seconds": 0.0,
+     "host_compute_seconds": 0.003, "operators": [make_row("aten::mm", [[2]], 3, 0.003)]},
+]  # fmt: skip
+
+
+def test_a_rank_shown_keeps_the_cross_rank_rows_for_going_back_and_saving():
+    ranks = RankSelection()
+    assert ranks.choose(1, CROSS, PER_RANK) == PER_RANK[1]["operators"]
+    assert ranks.shown == 1 and ranks.described() == "rank 1's own rows"
+    assert ranks.session_rows(PER_RANK[1]["operators"]) is CROSS  # saved: every rank's
+    assert ranks.choose(0, PER_RANK[1]["operators"], PER_RANK) == PER_RANK[0]["operators"]
+    assert ranks.choose(None, PER_RANK[0]["operators"], PER_RANK) is CROSS
+    assert ranks.choose(7, CROSS, PER_RANK) is None and ranks.shown is None  # no rank 7
+    ranks.choose(1, CROSS, PER_RANK)
+    ranks.reset()
+    assert ranks.shown is None and ranks.session_rows(CROSS) is CROSS
+
+
+def test_each_rule_says_when_its_action_applies_and_why_not():
+    reopened = Facts(rerunnable=False)
+    assert not RULES["rerun"].applies(reopened)
+    assert "no workload to run again" in RULES["rerun"].why_not(reopened)
+    running = Facts(rerunnable=True, running=True)
+    assert not RULES["rerun"].applies(running) and RULES["rerun"].why_not(running) is None
+    assert RULES["cancel_run"].applies(running)
+    assert rule_for("sort", ("device",)) is RULES["sort('device')"]
+    assert rule_for("sort", ("cpu",)) is None  # the cpu sort always applies
+    said = RULES["export_trace"].why_not(Facts(named_trace="/data/t.json"))
+    assert "names a trace at /data/t.json, which is only shown, never copied" in said
+    assert "is gone" in RULES["export_trace"].why_not(Facts(kept_trace="/tmp/x.json"))
+    assert not RULES["toggle_log"].applies(reopened)
+    assert RULES["toggle_log"].applies(Facts(log=True))
+
+
+def test_what_the_widgets_show_is_the_states():
+    state = RunState()
+    state.start()
+    assert heading_of(state, "train.py", "cpu", None, 0, None).phase == "starting"
+    state.apply(PhaseChanged("profiling", 3, 6))
+    context = {"device": "cpu", "ranked_by": "device_self_seconds", "total_grouped_operators": 9,
+               "cpu_self_seconds_sum": 0.5, "device_self_seconds_sum": 0.25}  # fmt: skip
+    state.apply(ProfileMeta({"context": context, "diagnostics": []}))
+    heading = heading_of(state, "train.py", "?", 1.5, 4, None)
+    assert heading.running and "step 3 of 6" in heading.phase_label and heading.device == "cpu"
+    assert share_of(state, "rank") == ("device_self_seconds", 0.25)  # as the rows are ranked
+    assert share_of(state, "cpu") == ("cpu_self_seconds", 0.5)  # as they are sorted
+    view = RowView(list(CROSS))
+    counts = row_counts_of(state, view, "hello")
+    assert (counts.shown, counts.received, counts.total, counts.ended) == (1, 1, 9, False)
+    state.apply(RunFinished("done", "ok", {"run": {"complete": True}}, True))
+    facts = facts_of(state, rerunnable=True, device_time=False, ranks=False, log_shown=False)
+    assert facts.has_report and not facts.running and not facts.trace_open
+    assert not RULES["sort('device')"].applies(facts) and RULES["rerun"].applies(facts)

@@ -1,0 +1,102 @@
+"""Which of the profile screen's actions apply now, and why not when they do not (pure).
+
+One table, read twice: by ``check_action`` (an action that does not apply is hidden from
+the footer and its key does nothing) and by the screen's key fallback (a key pressed
+while its action does not apply says why, instead of nothing: ``t`` on a run without a
+trace, ``g`` without device time). A rule reads :class:`Facts`, gathered once from the
+run's state, its source and the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
+
+Severity = Literal["information", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the rules read: the run, its source, its rows."""
+
+    running: bool = False
+    rerunnable: bool = False
+    kept_trace: str | None = None  # the trace held open for t (its path)
+    trace_open: bool = False  # ... and still open (a new run closes the last one's)
+    named_trace: str | None = None  # the trace the report names (shown, never copied)
+    has_report: bool = False
+    device_time: bool = False
+    kernels: bool = False
+    ranks: bool = False
+    steps: bool = False
+    log: bool = False  # a log to show (a run's output), or the log pane shown
+
+
+@dataclass(frozen=True)
+class Rule:
+    """When an action applies, and what its key says when it does not (None: nothing)."""
+
+    applies: Callable[[Facts], bool]
+    why_not: Callable[[Facts], str | None] | None = None
+    title: str = ""
+    severity: Severity = "warning"
+
+
+def _no_trace(facts: Facts) -> str:
+    if facts.kept_trace is not None:
+        why = f"its trace ({facts.kept_trace}) is gone: the run was replaced"
+    elif facts.named_trace and not facts.rerunnable:
+        why = (
+            f"this report names a trace at {facts.named_trace}, which is only shown, never "
+            "copied; to export it, open that trace itself (torchscan-tui FILE)"
+        )
+    elif facts.named_trace:
+        why = f"its trace ({facts.named_trace}) could not be kept"
+    else:
+        why = "this run or file has no Chrome trace"
+    return f"No trace to export: {why}."
+
+
+NO_DEVICE_TIME = (
+    "No device time in this run: it was not measured (CPU-only profile, or the profiler "
+    "lacks CUDA support). Rows stay in their current order."
+)
+NOTHING_TO_RERUN = (
+    "A reopened file has no workload to run again: run the script itself for a new profile."
+)
+
+# By action, as the bindings name it (with its argument where one binding of several is
+# meant: sort('device')).
+RULES: dict[str, Rule] = {
+    "cancel_run": Rule(lambda facts: facts.running),
+    "rerun": Rule(
+        lambda facts: facts.rerunnable and not facts.running,
+        lambda facts: None if facts.rerunnable else NOTHING_TO_RERUN,
+        title="r",
+    ),
+    "export_trace": Rule(lambda facts: facts.trace_open, _no_trace, title="t"),
+    "save_report": Rule(lambda facts: facts.has_report),
+    "sort('device')": Rule(
+        lambda facts: facts.device_time,
+        lambda facts: NO_DEVICE_TIME,
+        title="Cannot sort by device time",
+    ),
+    "kernels": Rule(lambda facts: facts.kernels),
+    "ranks": Rule(lambda facts: facts.ranks),
+    "overview": Rule(lambda facts: facts.steps),
+    # A reopened file has no workload output to show.
+    "toggle_log": Rule(
+        lambda facts: facts.rerunnable or facts.log,
+        lambda facts: "A reopened file has no workload output to show.",
+        title="l",
+        severity="information",
+    ),
+}
+
+
+def rule_for(action: str, parameters: tuple[object, ...] = ()) -> Rule | None:
+    """The rule of an action as ``check_action`` hears it (a name and its arguments)."""
+    if parameters:
+        return RULES.get(f"{action}({', '.join(map(repr, parameters))})")
+    return RULES.get(action)

@@ -1,0 +1,114 @@
+"""What the profile screen's widgets show, from the run's state (pure: no widget here).
+
+The screen sets each widget's attribute from these (attributes down); each is a plain
+function of the :class:`~torchscan_tui.ui.run_state.RunState` and the row view, tested
+without an app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.analysis.sorting import SORT_FIELDS
+from torchscan_tui.ui.action_rules import Facts
+from torchscan_tui.ui.run_state import RunState
+from torchscan_tui.ui.widgets.rss_panel import RssFigures
+from torchscan_tui.ui.widgets.run_header import Heading, totals_line
+from torchscan_tui.ui.widgets.status_bar import RowCounts
+
+
+def heading_of(
+    state: RunState,
+    title: str,
+    device: str,
+    elapsed: float | None,
+    tick: int,
+    shown_rank: int | None,
+) -> Heading:
+    """The header: ``device`` is the source's, said where the run says none."""
+    device = device_line(state.context) or state.context.get("device") or device
+    codes = {note.get("code") for note in state.diagnostics}
+    if codes & DEVICE_UNAVAILABLE_CODES:
+        device += " (unavailable: CPU-side only, see the notes)"
+    return Heading(
+        title=title,
+        device=device,
+        phase=state.phase,
+        phase_label=state.phase_label(),
+        elapsed=elapsed,
+        running=state.running,
+        tick=tick,
+        incomplete=state.outcome == "done" and not state.complete,
+        totals=totals_line(state.context, shown_rank),
+    )
+
+
+def notes_of(state: RunState) -> tuple[tuple[str, str], ...]:
+    """The notes line: each note's code and message."""
+    return tuple(
+        (str(note.get("code", "note")), str(note.get("message", ""))) for note in state.diagnostics
+    )
+
+
+def rss_figures_of(state: RunState) -> RssFigures:
+    return RssFigures(
+        rss=state.rss,
+        status=state.rss_status,
+        wall_seconds=state.rss_wall_seconds,
+        samples=tuple(map(tuple, state.samples)),
+        leftovers=state.rss_leftovers,
+        pending=state.running or state.phase == "starting",
+    )
+
+
+def share_of(state: RunState, sort_key: str) -> tuple[str, float | None]:
+    """The time field the share column divides (the sorted one, else the one the rows
+    are ranked by) and its sum over every row (None: not measured)."""
+    if sort_key in ("cpu", "device"):
+        field = SORT_FIELDS[sort_key]
+    else:
+        ranked = state.context.get("ranked_by")
+        field = ranked if ranked == SORT_FIELDS["device"] else SORT_FIELDS["cpu"]
+    sums: Mapping[str, Any] = state.context
+    return field, sums.get(field.replace("_seconds", "_seconds_sum"))
+
+
+def row_counts_of(state: RunState, view: RowView, message: str) -> RowCounts:
+    """The status line: rows shown, received and grouped, the filter, sort and selection."""
+    return RowCounts(
+        shown=len(view.visible),
+        received=len(view.rows),
+        total=state.context.get("total_grouped_operators"),
+        row_limit=state.context.get("row_limit"),
+        filter_text=view.filter.text,
+        sort_label=view.sort.describe(),
+        selected=len(view.selected),
+        noise_hidden=view.hide_noise,
+        message=message,
+        ended=state.outcome is not None,
+    )
+
+
+def facts_of(
+    state: RunState, rerunnable: bool, device_time: bool, ranks: bool, log_shown: bool
+) -> Facts:
+    """What the action rules read (ui/action_rules.py)."""
+    trace = state.trace
+    overview = state.overview
+    return Facts(
+        running=state.running,
+        rerunnable=rerunnable,
+        kept_trace=str(trace.path) if trace is not None else None,
+        trace_open=trace is not None and trace.open,
+        named_trace=state.trace_path,
+        has_report=state.report is not None,
+        device_time=device_time,
+        kernels=bool(state.kernels),
+        ranks=ranks,
+        steps=bool(overview and overview.get("steps")),
+        log=bool(state.log.lines) or log_shown,
+    )

@@ -1,0 +1,78 @@
+"""The views the profile screen opens over its rows: the chart (b), the kernel view (k),
+the step overview (o) and the rank picker (R). Each screen loads when first opened."""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+
+from torchscan_tui.analysis.device_summary import device_line
+from torchscan_tui.analysis.kernel_view import KERNEL_COLUMNS
+from torchscan_tui.analysis.records import KernelRow
+from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
+from torchscan_tui.analysis.sorting import SORT_FIELDS
+from torchscan_tui.analysis.step_summary import step_line
+from torchscan_tui.ui.screens.profile_base import ProfileBase
+from torchscan_tui.ui.widgets.charts import share_chart
+
+
+class ProfileViews(ProfileBase):
+    def action_chart(self) -> None:
+        """Bars of the shown rows' self time per operator (the filter applies)."""
+        from torchscan_tui.ui.screens.chart_screen import ChartScreen
+
+        rows = self.view.visible_rows()
+        fields = chart_fields({"c": SORT_FIELDS["cpu"], "g": SORT_FIELDS["device"]})
+
+        def draw(field_name: str, width: int) -> RenderableType:
+            return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width)
+
+        start = "g" if self.view.sort.key == "device" else "c"
+        scope = f"{len(rows):,} rows" + (
+            f", filter {self.view.filter.text!r}" if self.view.filter.text else ""
+        )
+        self.app.push_screen(ChartScreen(f"Where the time goes ({scope})", fields, draw, start))
+
+    def action_kernels(self) -> None:
+        """The kernel view: device work by kernel name and the op that launched it."""
+        from torchscan_tui.ui.screens.kernel_screen import KernelScreen
+
+        summary = device_line(self.state.context) or ""
+        self.app.push_screen(KernelScreen(self.state.kernels, summary, self._export_kernels))
+
+    def _export_kernels(self, rows: list[KernelRow]) -> None:
+        self.ask_to_export_rows(
+            "Export kernels",
+            "torchscan-kernels.csv",
+            f"Exports the {len(rows)} kernel group(s) shown, in their order: .csv, .json or .md.",
+            rows,
+            f"{len(rows)} kernel group(s)",
+            KERNEL_COLUMNS,
+        )
+
+    def action_overview(self) -> None:
+        """The step overview: each profiled step's time split, and what to try."""
+        from torchscan_tui.ui.screens.overview_screen import OverviewScreen
+
+        overview = self.state.overview or {}
+        line = step_line(self.state.context)
+        title = f"Step overview: {line}" if line else "Step overview"
+        self.app.push_screen(OverviewScreen(overview, title))
+
+    def action_ranks(self) -> None:
+        """R: choose whose rows the table shows: one rank's, or the cross-rank view."""
+        from torchscan_tui.analysis.ranks import straggler_lines
+        from torchscan_tui.ui.screens.rank_screen import RankScreen
+
+        lines = straggler_lines(self.state.context)
+        screen = RankScreen(self.per_rank(), lines, self.shown_rank)
+        self.app.push_screen(screen, self._show_rank)
+
+    def _show_rank(self, choice: object) -> None:
+        if not isinstance(choice, tuple):
+            return  # closed without a choice
+        rows = self.ranks.choose(choice[1], self.view.rows, self.per_rank())
+        if rows is None:
+            return
+        self.view.set_rows(list(rows))
+        self.render_all(rows_replaced=True)
+        self.notify(self.ranks.described(), title="Showing")
