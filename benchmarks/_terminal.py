@@ -59,6 +59,20 @@ class Terminal:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} never went away; screen was:\n{self.screen()}")
 
+    def steady(self, read, settle: float = 0.3, timeout: float = 30) -> str:
+        """``read(screen)`` once it has stayed the same for ``settle`` seconds: what the
+        app shows once it is done redrawing (after a resize, a recompose of the footer)."""
+        deadline = time.monotonic() + timeout
+        last, since = read(self.screen()), time.monotonic()
+        while time.monotonic() < deadline:
+            time.sleep(0.05)
+            now = read(self.screen())
+            if now != last:
+                last, since = now, time.monotonic()
+            elif time.monotonic() - since >= settle:
+                return now
+        raise AssertionError(f"the screen never settled; it was:\n{self.screen()}")
+
     def pane_pid(self) -> int:
         """The pid of the pane's process (the command, when it was started with exec)."""
         return int(self.tmux("display-message", "-p", "-t", self.name, "#{pane_pid}"))

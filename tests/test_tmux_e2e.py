@@ -88,9 +88,8 @@ def test_the_footer_is_whole_keys_after_tab_and_resizes_in_a_real_terminal(tmp_p
         )
         term.wait_for(" done")
 
-        def footer() -> str:
-            time.sleep(0.5)  # a resize or a focus change recomposes the footer
-            return term.screen().rstrip("\n").splitlines()[-1].rstrip()
+        def footer() -> str:  # once a resize's or a focus change's recompose is done
+            return term.steady(lambda screen: screen.rstrip("\n").splitlines()[-1].rstrip())
 
         for step in ("start", "Tab", "Tab", "resize 60", "resize 120", "resize 80"):
             if step == "Tab":

@@ -5,9 +5,11 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Input
 
+from torchscan_tui.analysis.filtering import FilterError
 from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
@@ -28,6 +30,17 @@ def test_filter_and_sort_are_plain_functions():
     kernels = report["kernels"]
     copies = filter_kernels(kernels, "HTOD copy_")
     assert [k["kernel"] for k in copies] == ["Memcpy HtoD (Pageable -> Device)"]
+    # The rows' filter language: -word, a|b, *glob* (over a field: a name, an operator).
+    assert filter_kernels(kernels, "-memcpy -memset") == [
+        k for k in kernels if "mem" not in k["kernel"].lower()
+    ]
+    either = filter_kernels(kernels, "memset|htod")
+    assert {k["direction"] or k["activity"] for k in either} == {"HtoD", "memset"}
+    assert filter_kernels(kernels, "*convolution") == [
+        k for k in kernels if k["operator"].endswith("convolution")
+    ]
+    with pytest.raises(FilterError, match="no input shapes"):
+        filter_kernels(kernels, "[8, 64]")
     by_calls = sort_kernels(kernels, "calls")
     assert [k["calls"] for k in by_calls] == sorted((k["calls"] for k in kernels), reverse=True)
     assert sort_kernels(kernels, "calls", descending=False) == sorted(

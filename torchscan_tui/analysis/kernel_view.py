@@ -8,7 +8,11 @@ direction: ``gemm``, ``htod``, ``aten::copy_ memcpy``.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from torchscan_tui.analysis.filtering import FilterError, NameTerm, parse_filter
+from torchscan_tui.analysis.records import KernelRow
 
 KERNEL_COLUMNS = (
     "kernel", "operator", "activity", "direction", "calls",
@@ -23,22 +27,37 @@ KERNEL_SORTS = {
 }
 
 
-def _haystack(row: dict) -> str:
-    parts = (row.get("kernel"), row.get("operator"), row.get("activity"), row.get("direction"))
-    return " ".join(str(part) for part in parts if part).casefold()
+KERNEL_TEXT_FIELDS = ("kernel", "operator", "activity", "direction")
 
 
-def filter_kernels(rows: Sequence[dict], text: str) -> list[dict]:
-    """The rows whose text holds every word of ``text`` (all rows for no words)."""
-    words = text.casefold().split()
-    if not words:
+def filter_kernels(rows: Sequence[KernelRow], text: str) -> list[KernelRow]:
+    """The kernel rows that ``text`` selects, in the rows' own filter language
+    (:mod:`.filtering`: words, ``-word``, ``a|b``, ``*glob*``), a word matching the
+    kernel's name, its operator, its activity or its direction (``htod``). A kernel has
+    no input shapes and no row kind: those terms raise :class:`FilterError`, said in the
+    view as the rows' filter says its own."""
+    parsed = parse_filter(text)
+    if parsed.shapes or parsed.kinds:
+        raise FilterError("kernels have no input shapes or kinds: filter them by words")
+    if not parsed.words:
         return list(rows)
-    return [row for row in rows if all(word in _haystack(row) for word in words)]
+    terms = [(NameTerm(word.alternatives).matcher(), word.negated) for word in parsed.words]
+
+    def selected(row: KernelRow) -> bool:
+        texts = [str(value).casefold() for key in KERNEL_TEXT_FIELDS
+                 if (value := row.get(key))]  # fmt: skip
+        return all(any(map(matches, texts)) != negated for matches, negated in terms)
+
+    return [row for row in rows if selected(row)]
 
 
-def sort_kernels(rows: Sequence[dict], key: str, descending: bool = True) -> list[dict]:
+def sort_kernels(rows: Sequence[KernelRow], key: str, descending: bool = True) -> list[KernelRow]:
     """Rows sorted by one of :data:`KERNEL_SORTS` (ties keep the report's order)."""
     field = KERNEL_SORTS[key]
     if field == "kernel":
         return sorted(rows, key=lambda row: str(row["kernel"]), reverse=not descending)
-    return sorted(rows, key=lambda row: row[field] or 0, reverse=descending)
+    return sorted(rows, key=lambda row: _figure(row, field), reverse=descending)
+
+
+def _figure(row: Mapping[str, Any], field: str) -> float:
+    return row[field] or 0

@@ -15,14 +15,15 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
+
+from torchscan_tui.ui.screens.dialog import Dialog
 
 Draw = Callable[[str, int], RenderableType]
 CHART_KEYS = ("c", "d", "g")  # the apps' own sort keys for the same figures
 
 
-class ChartScreen(ModalScreen[None]):
+class ChartScreen(Dialog[None]):
     BINDINGS = [
         Binding("escape,q,b", "dismiss", "Close"),
         *(Binding(key, f"show('{key}')", key, show=False) for key in CHART_KEYS),
@@ -36,7 +37,7 @@ class ChartScreen(ModalScreen[None]):
         self.field_key = start
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="chart-dialog"):
+        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
             yield Static(id="chart-title")
             yield Static(id="chart-body")
 
@@ -61,6 +62,3 @@ class ChartScreen(ModalScreen[None]):
         self.query_one("#chart-title", Static).update(title)
         width = max(self.query_one("#chart-dialog").content_size.width, 40)
         self.query_one("#chart-body", Static).update(self.draw(field_name, width))
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

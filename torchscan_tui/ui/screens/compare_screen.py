@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from torchscan_tui.analysis.compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
 from torchscan_tui.analysis.sorting import Sort
 from torchscan_tui.common.formatting import format_bytes, format_seconds

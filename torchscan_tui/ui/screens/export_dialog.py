@@ -14,11 +14,11 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, Static
 
 from torchscan_tui.formats.atomic import DestinationExists, ExportError, check_destination
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
+from torchscan_tui.ui.screens.dialog import Dialog
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,35 @@ class ExportRequest:
     overwrite: bool
 
 
-class ExportDialog(ModalScreen[ExportRequest | None]):
+class ExportDialog(Dialog[ExportRequest | None]):
+    DEFAULT_CSS = """
+    ExportDialog > #export-dialog {
+        width: 80%;
+        max-width: 100;
+        height: auto;
+    }
+    #export-title {
+        text-style: bold;
+        margin-bottom: 1;
+    }
+    .export-note {
+        color: $text-muted;
+    }
+    #export-path {
+        margin-top: 1;
+    }
+    #export-message.warning {
+        color: $warning;
+    }
+    #export-buttons {
+        height: auto;
+        align-horizontal: right;
+    }
+    #export-buttons Button {
+        margin-left: 1;
+    }
+    """
+
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
     def __init__(
@@ -48,7 +76,7 @@ class ExportDialog(ModalScreen[ExportRequest | None]):
         self._confirmed_for: str | None = None
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="export-dialog"):
+        with Vertical(id="export-dialog", classes="dialog-box"):
             yield Label(self.dialog_title, id="export-title")
             for note in self.notes:
                 yield Static(literal(note), classes="export-note")

@@ -7,13 +7,21 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from torchscan_tui.ui.screens.dialog import Dialog
 from torchscan_tui.ui.widgets.rss_panel import RSS_EXPLANATION
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Dialog[None]):
+    DEFAULT_CSS = """
+    HelpScreen > #help-dialog {
+        width: 90%;
+        max-width: 110;
+        height: 80%;
+    }
+    """
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
     def __init__(self, keys: list[tuple[str, str]]):
@@ -28,7 +36,7 @@ class HelpScreen(ModalScreen[None]):
         table.add_column()
         for key, meaning in self.keys:  # Text: "[memory]" in a meaning is not markup
             table.add_row(Text(key), Text(meaning))
-        with VerticalScroll(id="help-dialog"):
+        with VerticalScroll(id="help-dialog", classes="dialog-box"):
             yield Static(Text("Keys", style="bold"))
             yield Static(table)
             yield Static(Text("\nPeak RSS", style="bold"))
@@ -39,6 +47,3 @@ class HelpScreen(ModalScreen[None]):
                 "and are never summed into latency. Device time shows — where it was not "
                 "measured. Net bytes are allocations minus frees and can be negative."
             )
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

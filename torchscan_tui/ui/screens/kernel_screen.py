@@ -7,7 +7,8 @@ export the shown rows with ``e``. Every name is outside text: shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -17,7 +18,9 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
+from torchscan_tui.analysis.filtering import FilterError
 from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
+from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.common.formatting import format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
@@ -30,7 +33,7 @@ COLUMNS = (
 )  # fmt: skip
 SORT_LABELS = {"total": "total", "calls": "calls", "mean": "mean", "max": "max"}
 
-ExportRows = Callable[[list[dict]], None]
+ExportRows = Callable[[list[KernelRow]], None]
 
 
 def _literal(value: object, style: str = "") -> Text:
@@ -38,13 +41,16 @@ def _literal(value: object, style: str = "") -> Text:
     return literal(value, style, one_line=True)
 
 
-def _what(row: dict) -> str:
+def _what(row: Mapping[str, Any]) -> str:
     direction = row.get("direction")
     if direction == "memset":
         return "memset"
     if direction:
         return f"memcpy {direction}"
     return str(row.get("activity") or "kernel")
+
+
+FILTER_HINT = "/ filter kernels: words, -word, a|b, *glob* in name, operator, htod"
 
 
 class KernelScreen(Screen[None]):
@@ -60,7 +66,7 @@ class KernelScreen(Screen[None]):
         Binding("e", "export", "Export", tooltip="Export the kernels shown"),
     ]
 
-    def __init__(self, kernels: list[dict], summary: str, export: ExportRows):
+    def __init__(self, kernels: Sequence[KernelRow], summary: str, export: ExportRows):
         super().__init__()
         self.kernels = kernels
         self.summary = summary
@@ -68,12 +74,11 @@ class KernelScreen(Screen[None]):
         self.filter_text = ""
         self.sort_key = "total"
         self.descending = True
-        self.shown: list[dict] = []
+        self.shown: list[KernelRow] = []
 
     def compose(self) -> ComposeResult:
         yield Static(id="kernel-title")
-        yield Input(placeholder="/ filter kernels: words in name, operator, htod...",
-                    id="kernel-filter", restrict=NO_CONTROLS)  # fmt: skip
+        yield Input(placeholder=FILTER_HINT, id="kernel-filter", restrict=NO_CONTROLS)
         table: DataTable = DataTable(id="kernel-table", cursor_type="row", zebra_stripes=True)
         for title, width in COLUMNS:
             table.add_column(title, width=width)
@@ -86,8 +91,11 @@ class KernelScreen(Screen[None]):
         self.query_one(DataTable).focus()
 
     def _refresh_rows(self) -> None:
-        rows = sort_kernels(filter_kernels(self.kernels, self.filter_text), self.sort_key,
-                            self.descending)  # fmt: skip
+        try:  # a bad filter says why and hides nothing, as the rows' filter does
+            chosen, problem = filter_kernels(self.kernels, self.filter_text), ""
+        except FilterError as exc:
+            chosen, problem = list(self.kernels), str(exc)
+        rows = sort_kernels(chosen, self.sort_key, self.descending)
         self.shown = rows
         table = self.query_one(DataTable)
         table.clear()
@@ -110,7 +118,9 @@ class KernelScreen(Screen[None]):
         arrow = "↓" if self.descending else "↑"
         status = f" {len(rows):,} of {len(self.kernels):,} kernel groups, sort {arrow} "
         status += SORT_LABELS[self.sort_key]
-        if self.filter_text:
+        if problem:
+            status += f", filter not applied: {problem}"
+        elif self.filter_text:
             status += f", filter {self.filter_text!r}"
         self.query_one("#kernel-status", Static).update(_literal(status))
 

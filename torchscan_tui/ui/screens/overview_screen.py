@@ -8,6 +8,9 @@ without colour, over SSH too) as well as one colour.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -15,7 +18,6 @@ from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from torchscan_tui.analysis.overview import (
@@ -26,6 +28,7 @@ from torchscan_tui.analysis.overview import (
 )
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.screens.dialog import Dialog
 
 MARKS = {"kernel": "K", "memcpy": "C", "memset": "S", "communication": "N", "runtime": "R",
          "dataloader": "D", "cpu": "H", "other": "·"}  # fmt: skip
@@ -34,7 +37,7 @@ STYLES = {"kernel": "green", "memcpy": "magenta", "memset": "magenta", "communic
 BAR_RESERVE = 28  # the step number, its time and the padding beside each bar
 
 
-def stacked_bar(step: dict, longest: float, width: int) -> Text:
+def stacked_bar(step: Mapping[str, Any], longest: float, width: int) -> Text:
     """One step as marks in proportion to each category's time (the longest step fills
     ``width``); a category shorter than a cell still shows one mark when it is 5%."""
     bar = Text()
@@ -49,7 +52,7 @@ def stacked_bar(step: dict, longest: float, width: int) -> Text:
     return bar
 
 
-def draw_overview(overview: dict, width: int) -> RenderableType:
+def draw_overview(overview: Mapping[str, Any], width: int) -> RenderableType:
     """The steps as bars, the legend with the shares, where the steps came from, the
     device timeline's breakdown (HTA's) and the recommendations."""
     steps = overview.get("steps") or []
@@ -85,16 +88,16 @@ def draw_overview(overview: dict, width: int) -> RenderableType:
     return Group(bars, Text(""), legend, *about, *advice)
 
 
-class OverviewScreen(ModalScreen[None]):
+class OverviewScreen(Dialog[None]):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
 
-    def __init__(self, overview: dict, title: str):
+    def __init__(self, overview: Mapping[str, Any], title: str):
         super().__init__()
         self.overview = overview
         self.title_text = title
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(id="chart-dialog"):
+        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
             yield Static(literal(self.title_text, "bold"), id="chart-title")
             yield Static(id="chart-body")
 
@@ -108,6 +111,3 @@ class OverviewScreen(ModalScreen[None]):
         width = max(self.query_one("#chart-dialog").content_size.width, 40)
         body = draw_overview(self.overview, width)
         self.query_one("#chart-body", Static).update(body)
-
-    def action_dismiss(self) -> None:
-        self.dismiss(None)

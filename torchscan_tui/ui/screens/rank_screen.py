@@ -9,20 +9,24 @@ the cross-rank view, else the rank.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from torchscan_tui.analysis.records import RankSummary
 from torchscan_tui.common.formatting import format_bytes, format_seconds
 from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.screens.dialog import Dialog
 
 CROSS_RANK_ID = "all"
 
 
-def describe_rank(summary: dict) -> str:
+def describe_rank(summary: Mapping[str, Any]) -> str:
     """One rank in a line: its host side (CPU self time of its ops), its device side
     (HTA's breakdown of its device timeline) when it ran device work, step and RSS."""
     rss = summary.get("peak_rss")
@@ -46,17 +50,17 @@ def describe_rank(summary: dict) -> str:
     )
 
 
-class RankScreen(ModalScreen[object]):
+class RankScreen(Dialog[object]):
     BINDINGS = [Binding("escape,q,R", "close", "Back", tooltip="Keep the current view")]
 
-    def __init__(self, per_rank: list[dict], straggler: list[str], current: int | None):
+    def __init__(self, per_rank: Sequence[RankSummary], straggler: list[str], current: int | None):
         super().__init__()
         self.per_rank = per_rank
         self.straggler = straggler  # the verdict's line, and HTA's evidence if any
         self.current = current
 
     def compose(self) -> ComposeResult:
-        with Vertical(id="chart-dialog"):
+        with Vertical(id="chart-dialog", classes="dialog-box"):
             yield Label(literal(f"{len(self.per_rank)} ranks: pick whose rows to show (enter)",
                                 "bold"))  # fmt: skip
             for line in self.straggler:  # full width: the verdict wraps, never cut

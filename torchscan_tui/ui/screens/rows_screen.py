@@ -10,10 +10,10 @@ command-palette entry for every action that applies.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from textual import work
 from textual.app import SystemCommand
@@ -24,7 +24,7 @@ from textual.widgets import Input
 
 from torchscan_tui.analysis.filtering import FilterError
 from torchscan_tui.analysis.noise import NOISE_DESCRIPTION
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.export import COLUMNS, export_rows, format_for
 from torchscan_tui.ui.widgets.filter_bar import FilterBar
@@ -215,7 +215,7 @@ class RowsScreen(Screen[None]):
         title: str,
         name: str,
         note: str,
-        rows: list[dict],
+        rows: Sequence[Mapping[str, Any]],
         what: str,
         columns: Sequence[str] = COLUMNS,
     ) -> None:
