@@ -24,7 +24,7 @@ def sorted_indices(
 ) -> list[int]:
     """``indices`` ordered by ``sort``; rows with a missing (None) figure always go last.
 
-    The reference for :class:`~torchscan_tui.analysis.rows.SortOrders`; ties keep rank
+    The reference for :class:`~torchscan_tui.analysis.row_view.SortOrders`; ties keep rank
     order.
     """
     if sort.key == "rank":

@@ -64,7 +64,7 @@ class ReplaySource:
             return
         emit(last)
 
-    def damaged(self, detail: str | None = None) -> RunFinished:
+    def damaged_end(self, detail: str | None = None) -> RunFinished:
         raise AssertionError(f"a replay sends no rows as text ({detail})")
 
     def cancel(self) -> None:

@@ -46,7 +46,7 @@ def test_rows_go_apart_from_events_in_order_and_the_batch_knows_the_end():
     batch = pump.take(never_damaged)
     assert [r["operator"] for r in batch.rows] == ["a", "b", "c"]
     assert [type(e).__name__ for e in batch.events] == ["PhaseChanged", "RunFinished"]
-    assert batch.finished and not batch.more and not pump
+    assert batch.finished and not batch.has_more and not pump
 
 
 def test_a_flood_is_taken_a_bounded_batch_at_a_time():

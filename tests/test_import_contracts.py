@@ -48,7 +48,7 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [
-        ("torchscan_tui.analysis.rows", "import textual", "Only the UI imports textual"),
+        ("torchscan_tui.analysis.row_view", "import textual", "Only the UI imports textual"),
         ("torchscan_tui.ui.app", "import torch", "Only the worker imports torch"),
         ("torchscan_tui.formats.report", "import torchscan_tui.run.session", "Layers"),
         ("torchscan_tui.run.session", "import torchscan_tui.worker.main", "Layers"),

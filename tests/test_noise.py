@@ -7,7 +7,7 @@ from replay import make_row
 
 from torchscan_tui import profile_workload
 from torchscan_tui.analysis.noise import VIEW_OPERATORS, is_noise
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import Sort
 
 

@@ -71,5 +71,3 @@ def test_messages_across_reads_match_a_plain_split(buffer_size, seed):
     writer.join(timeout=30)
     os.close(read_fd)
     assert received == _reference(data) == messages
-
-

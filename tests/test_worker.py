@@ -123,8 +123,11 @@ class _VersionText(str):
 
 def test_the_channel_never_sends_nan_and_takes_str_subclasses():
     head = {
-        "context": {"torch_version": _VersionText("2.13.0+cpu"), "device": "cpu",
-                    "cpu_self_seconds_sum": float("nan")},  # fmt: skip
+        "context": {
+            "torch_version": _VersionText("2.13.0+cpu"),
+            "device": "cpu",
+            "cpu_self_seconds_sum": float("nan"),
+        },  # fmt: skip
         "diagnostics": [],
         "kernels": [],
         "totals": {},

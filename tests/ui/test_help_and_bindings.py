@@ -13,7 +13,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 
 from torchscan_tui.analysis.compare import compare_reports
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.help_screen import HelpScreen

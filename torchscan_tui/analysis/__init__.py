@@ -1,6 +1,7 @@
 """What the numbers mean: pure functions from profiler events to rows and views of rows.
 
-Owns: profiler events and their columns, Kineto's activity categories, device-time
+Owns: the row vocabulary (:mod:`.records`) and its fields (:mod:`.fields`), profiler
+events and their columns, Kineto's activity categories, device-time
 attribution, grouping (aggregation), ranking, diagnostics, the device summary and kernel
 view, filtering and sorting rows (the row view), noise rows, compare and shares, steps
 (the step model, as the TensorBoard plugin draws their boundaries), interval sets, the

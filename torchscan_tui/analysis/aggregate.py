@@ -52,16 +52,17 @@ from torchscan_tui.analysis.profiler_events import (
     EventColumns,
     RawEvent,
 )
+from torchscan_tui.analysis.records import RowKind
 
 CPU_MEMORY_DEVICES = frozenset({"CPU", "MKLDNN", "IDEEP"})
 _PROFILER_STEP = "ProfilerStep#"
 _PROFILER_STEP_ROW = "ProfilerStep*"
 
-KIND_OPERATOR = "operator"
-KIND_RUNTIME = "runtime"
-KIND_ANNOTATION = "annotation"
-KIND_MEMORY = "memory"
-KIND_UNATTRIBUTED = "unattributed"
+KIND_OPERATOR: RowKind = "operator"
+KIND_RUNTIME: RowKind = "runtime"
+KIND_ANNOTATION: RowKind = "annotation"
+KIND_MEMORY: RowKind = "memory"
+KIND_UNATTRIBUTED: RowKind = "unattributed"
 
 
 @dataclass
@@ -70,7 +71,7 @@ class Group:
 
     operator: str
     input_shapes: list
-    kind: str
+    kind: RowKind
     calls: int = 0
     cpu_self_ns: int = 0
     device_self_ns: int = 0
@@ -92,7 +93,7 @@ class Aggregation:
     device_kind: str | None = None
 
 
-def _kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> str:
+def _kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> RowKind:
     if name == MEMORY_EVENT_NAME or name == OUT_OF_MEMORY_EVENT_NAME:
         return KIND_MEMORY
     if annotation:
@@ -204,14 +205,17 @@ class _Nodes:
 
     def add_record(self, record: RawEvent) -> None:
         """A memory record as a node of its own: an instant, on its own thread."""
-        for values, value in (
-            (self.names, record.name), (self.devices, record.device_type),
-            (self.threads, record.thread), (self.starts, record.start_ns),
-            (self.ends, record.start_ns), (self.annotations, False), (self.shapes, []),
-            (self.links, 0), (self.classes, CPU_OP), (self.synchronous_cpu, True),
-            (self.cpu_memory, record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0),
-        ):  # fmt: skip
-            values.append(value)
+        self.names.append(record.name)
+        self.devices.append(record.device_type)
+        self.threads.append(record.thread)
+        self.starts.append(record.start_ns)
+        self.ends.append(record.start_ns)
+        self.annotations.append(False)
+        self.shapes.append([])
+        self.links.append(0)
+        self.classes.append(CPU_OP)
+        self.synchronous_cpu.append(True)
+        self.cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
 
 
 def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:

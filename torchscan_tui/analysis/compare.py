@@ -11,8 +11,10 @@ no device delta.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
+from torchscan_tui.analysis.records import CompareRow, Delta, Presence
 from torchscan_tui.analysis.step_summary import PER_STEP
 from torchscan_tui.common.formatting import (
     describe_row,
@@ -48,7 +50,7 @@ MERGED_SHAPES = "merged_shapes"  # how many distinct input shapes a merged row s
 MISSING = "—"
 
 
-def side_seconds(row: dict, field: str, side: str) -> str:
+def side_seconds(row: Mapping[str, Any], field: str, side: str) -> str:
     """A side's figure as shown: ``—`` where the row does not exist on that side (its
     zero counts in the delta, but no such row was measured there)."""
     if row["presence"] == f"only_{'after' if side == 'before' else 'before'}":
@@ -56,7 +58,7 @@ def side_seconds(row: dict, field: str, side: str) -> str:
     return format_seconds(row[field][side])
 
 
-def _key(row: dict) -> tuple:
+def _key(row: Mapping[str, Any]) -> tuple:
     return (row["operator"], str(row["input_shapes"]), row.get("kind", "operator"))
 
 
@@ -72,12 +74,12 @@ def _sum_or_none(values: list) -> float | int | None:
     return None if any(value is None for value in values) else sum(values)
 
 
-def merge_by_operator(rows: Iterable[dict]) -> list[dict]:
+def merge_by_operator(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """One row per (operator, kind): calls and self times summed over its shapes, in order
     of first appearance. ``input_shapes`` is [] and ``merged_shapes`` says how many
     distinct shapes were merged; per-step spreads do not survive a merge (they were per
     shape), so a gate on merged rows compares totals."""
-    groups: dict[tuple, list[dict]] = {}
+    groups: dict[tuple, list[Mapping[str, Any]]] = {}
     for row in rows:
         groups.setdefault((row["operator"], row.get("kind", "operator")), []).append(row)
     merged = []
@@ -97,9 +99,26 @@ def merge_by_operator(rows: Iterable[dict]) -> list[dict]:
     return merged
 
 
+def _figure(old: Mapping[str, Any] | None, new: Mapping[str, Any] | None, name: str) -> Delta:
+    """One figure before and after; a row missing on a side counts as 0 calls and 0 s
+    there (it did not run), but has no ratio, and no device time (not measured)."""
+    a = old.get(name) if old else None
+    b = new.get(name) if new else None
+    if old is None and name != "device_self_seconds":
+        a = 0 if name == "calls" else 0.0
+    if new is None and name != "device_self_seconds":
+        b = 0 if name == "calls" else 0.0
+    delta, ratio = _delta(a, b)
+    if old is None or new is None:  # a row on one side: its zero has no ratio
+        ratio = None
+    return {"before": a, "after": b, "delta": delta, "ratio": ratio}
+
+
 def compare_rows(
-    before_rows: Iterable[dict], after_rows: Iterable[dict], by: str = "shape"
-) -> list[dict]:
+    before_rows: Iterable[Mapping[str, Any]],
+    after_rows: Iterable[Mapping[str, Any]],
+    by: str = "shape",
+) -> list[CompareRow]:
     """One row per (operator, shapes, kind), or per (operator, kind) with ``by="operator"``,
     the largest CPU self-time change first, faster or slower (a -50 ms row matters more
     than a +38 us one)."""
@@ -109,42 +128,34 @@ def compare_rows(
         before_rows, after_rows = merge_by_operator(before_rows), merge_by_operator(after_rows)
     before = {_key(row): row for row in before_rows}
     after = {_key(row): row for row in after_rows}
-    rows = []
+    rows: list[CompareRow] = []
     for key in list(before) + [k for k in after if k not in before]:
         old, new = before.get(key), after.get(key)
         sample = new or old
-        figures = {}
-        for name in ("cpu_self_seconds", "device_self_seconds", "calls"):
-            a = old.get(name) if old else None
-            b = new.get(name) if new else None
-            if old is None and name != "device_self_seconds":
-                a = 0 if name == "calls" else 0.0
-            if new is None and name != "device_self_seconds":
-                b = 0 if name == "calls" else 0.0
-            delta, ratio = _delta(a, b)
-            if old is None or new is None:  # a row on one side: its zero has no ratio
-                ratio = None
-            figures[name] = {"before": a, "after": b, "delta": delta, "ratio": ratio}
-        figures[PER_STEP] = {
-            "before": old.get(PER_STEP) if old else None,
-            "after": new.get(PER_STEP) if new else None,
-        }
-        row = {
+        assert sample is not None
+        presence: Presence = "both" if old and new else ("only_before" if old else "only_after")
+        row: CompareRow = {
             "operator": sample["operator"],
             "input_shapes": sample["input_shapes"],
             "kind": sample.get("kind", "operator"),
-            "presence": "both" if old and new else ("only_before" if old else "only_after"),
-            **figures,
+            "presence": presence,
+            "cpu_self_seconds": _figure(old, new, "cpu_self_seconds"),
+            "device_self_seconds": _figure(old, new, "device_self_seconds"),
+            "calls": _figure(old, new, "calls"),
+            "cpu_self_seconds_per_step": {
+                "before": old.get(PER_STEP) if old else None,
+                "after": new.get(PER_STEP) if new else None,
+            },
         }
         if by == "operator":
-            row[MERGED_SHAPES] = {side: (r or {}).get(MERGED_SHAPES) for side, r in
-                                  (("before", old), ("after", new))}  # fmt: skip
+            row["merged_shapes"] = {side: (r or {}).get(MERGED_SHAPES) for side, r in
+                                    (("before", old), ("after", new))}  # fmt: skip
         rows.append(row)
     rows.sort(key=lambda row: -abs(row["cpu_self_seconds"]["delta"] or 0.0))
     return rows
 
 
-def _total(rows: list[dict], side: str, field: str) -> float | None:
+def _total(rows: Sequence[Mapping[str, Any]], side: str, field: str) -> float | None:
     """Sum over the rows that exist on ``side``; None if that side lacks the figure."""
     values = [row[field][side] for row in rows if row["presence"] in ("both", f"only_{side}")]
     if not values or any(value is None for value in values):
@@ -152,15 +163,19 @@ def _total(rows: list[dict], side: str, field: str) -> float | None:
     return sum(values)
 
 
-def _peak_rss(report: dict) -> float | None:
+def _peak_rss(report: Mapping[str, Any]) -> float | None:
     """The whole-process peak RSS in bytes, None where the run has none (a trace)."""
     rss = (report.get("totals") or {}).get("process_peak_rss")
     return rss.get("value") if isinstance(rss, dict) else None
 
 
 def compare_reports(
-    before: dict, after: dict, before_name: str, after_name: str, by: str = "shape"
-) -> dict:
+    before: Mapping[str, Any],
+    after: Mapping[str, Any],
+    before_name: str,
+    after_name: str,
+    by: str = "shape",
+) -> dict[str, Any]:
     """The whole compare: rows (see :func:`compare_rows`), totals, peak RSS, ranks."""
     rows = compare_rows(before.get("operators") or [], after.get("operators") or [], by)
     totals = {}
@@ -191,7 +206,7 @@ def compare_reports(
 RANK_FIGURES = ("host_compute_seconds", "host_collective_seconds", "host_cpu_self_seconds")
 
 
-def compare_ranks(before: dict, after: dict) -> list[dict]:
+def compare_ranks(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[dict]:
     """Two multi-rank sessions rank by rank (the ranks both have): each rank's host
     compute, collective and total CPU self time, before and after; [] unless both have
     ranks."""
@@ -227,7 +242,7 @@ def _gated_rows(rows: list[dict]) -> list[dict]:
     return gated
 
 
-def unusable_after(after: dict, name: str) -> list[str]:
+def unusable_after(after: Mapping[str, Any], name: str) -> list[str]:
     """Why the after side cannot pass a gate, however its rows compare: a run with no
     rows, cut short, or without self times passes nothing (a gate must not go green on a
     run that failed to measure)."""

@@ -7,15 +7,27 @@ as the run that wrote it (pure: no torch, no textual).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, TypedDict
+
 from torchscan_tui.analysis.aggregate import Aggregation
 from torchscan_tui.analysis.attribution import UNATTRIBUTED_REASONS, KernelGroup
 from torchscan_tui.analysis.diagnostics import make
+from torchscan_tui.analysis.records import KernelRow, Note
 from torchscan_tui.common.formatting import format_seconds
 
 NANOSECONDS = 1e9
 
 
-def device_context(aggregation: Aggregation, measured: bool) -> dict:
+class DeviceContext(TypedDict):
+    """The context fields :func:`device_context` fills."""
+
+    device_kind: str | None
+    device_seconds_total: float | None
+    device_seconds_attributed: float | None
+
+
+def device_context(aggregation: Aggregation, measured: bool) -> DeviceContext:
     """Context fields: the device kind and its total time, and how much reached an op.
 
     Totals are None where device time was not measured (a CPU profile), never 0.
@@ -34,7 +46,7 @@ def device_context(aggregation: Aggregation, measured: bool) -> dict:
     }
 
 
-def kernel_row(group: KernelGroup) -> dict:
+def kernel_row(group: KernelGroup) -> KernelRow:
     """One row of the report's ``kernels`` block (times in seconds)."""
     return {
         "kernel": group.name,
@@ -49,7 +61,7 @@ def kernel_row(group: KernelGroup) -> dict:
     }
 
 
-def kernel_rows(aggregation: Aggregation) -> list[dict]:
+def kernel_rows(aggregation: Aggregation) -> list[KernelRow]:
     """The kernel view, largest total first."""
     return [kernel_row(group) for group in aggregation.kernels]
 
@@ -58,7 +70,9 @@ def _milliseconds(ns: int) -> str:
     return f"{ns / 1e6:,.3f} ms"
 
 
-def device_diagnostics(aggregation: Aggregation, set_apart: dict[str, int] | None = None) -> list:
+def device_diagnostics(
+    aggregation: Aggregation, set_apart: dict[str, int] | None = None
+) -> list[Note]:
     """Notes on device time that could not be attributed, or was left out, and why."""
     notes = []
     unattributed = sum(aggregation.unattributed_ns.values())
@@ -99,7 +113,7 @@ def device_diagnostics(aggregation: Aggregation, set_apart: dict[str, int] | Non
     return notes
 
 
-def device_line(context: dict) -> str | None:
+def device_line(context: Mapping[str, Any]) -> str | None:
     """``cuda, 603.558 ms device time (98.2% attributed to operators)``: the device totals
     in a few words, for headers and summaries; None for a profile without device time."""
     total = context.get("device_seconds_total")

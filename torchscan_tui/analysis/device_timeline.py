@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from torchscan_tui.analysis.activities import DEVICE_WORK, RUNTIME
 from torchscan_tui.analysis.intervals import Interval, intersect, length, union
 from torchscan_tui.analysis.profiler_events import EventColumns
+from torchscan_tui.analysis.records import CollectiveStarts, DeviceTimeline
 from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, FROM_WINDOW, Step, Steps
 
 NOT_COMPUTE = re.compile(r"(^nccl.*Kernel)|(.*(Memcpy)|(Memset))|(.*Sync)")  # HTA's
@@ -81,7 +82,7 @@ def _launch_window(steps: Steps | None) -> tuple[float, float] | None:
     return None  # HTA filters only a trace of two or more steps
 
 
-def temporal_breakdown(columns: EventColumns, steps: Steps | None = None) -> dict | None:
+def temporal_breakdown(columns: EventColumns, steps: Steps | None = None) -> DeviceTimeline | None:
     """HTA's idle / compute / non-compute split of the device timeline, in seconds and
     shares of its span, and the communication/computation overlap; None without device
     events."""
@@ -113,7 +114,7 @@ def temporal_breakdown(columns: EventColumns, steps: Steps | None = None) -> dic
     }
 
 
-def collective_starts(columns: EventColumns, steps: Sequence[Step]) -> dict[str, dict]:
+def collective_starts(columns: EventColumns, steps: Sequence[Step]) -> dict[str, CollectiveStarts]:
     """HTA's straggler evidence on one rank: for each long collective kernel (an NCCL
     kernel of at least 1% of the mean step), in each step, when its last run starts
     within the step and how long it runs, both as shares of the step's length.
@@ -127,7 +128,7 @@ def collective_starts(columns: EventColumns, steps: Sequence[Step]) -> dict[str,
     shortest = mean_step * LONG_COLLECTIVE
     classes = columns.classes
     collective = {name for name in set(columns.names) if COMMUNICATION.match(name)}
-    found: dict[str, dict[str, list]] = {}
+    found: dict[str, CollectiveStarts] = {}
     for index, name in enumerate(columns.names):
         if name not in collective or classes[index] != DEVICE_WORK:
             continue

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 
+from torchscan_tui.analysis.records import Note
+
 ROW_LEVEL_CODES = frozenset(
     {"mps_cpu_dispatch_only", "cuda_activity_unsupported", "cuda_unavailable"}
 )
@@ -16,11 +18,11 @@ DEVICE_UNAVAILABLE_CODES = frozenset({"cuda_activity_unsupported", "cuda_unavail
 """Codes every row carries too: they qualify each row's device figure."""
 
 
-def make(code: str, message: str) -> dict:
+def make(code: str, message: str) -> Note:
     return {"code": code, "message": message}
 
 
-def cuda_activity_unsupported() -> dict:
+def cuda_activity_unsupported() -> Note:
     return make(
         "cuda_activity_unsupported",
         "CUDA time is unavailable: the installed torch profiler lacks CUDA activity support "
@@ -28,7 +30,7 @@ def cuda_activity_unsupported() -> dict:
     )
 
 
-def cuda_unavailable() -> dict:
+def cuda_unavailable() -> Note:
     return make(
         "cuda_unavailable",
         "CUDA was asked for, but this torch sees no CUDA device (torch.cuda.is_available() "
@@ -37,7 +39,7 @@ def cuda_unavailable() -> dict:
     )
 
 
-def mps_cpu_dispatch_only() -> dict:
+def mps_cpu_dispatch_only() -> Note:
     return make(
         "mps_cpu_dispatch_only",
         "MPS rows describe CPU dispatch only; GPU time is not measured here. Use "
@@ -45,7 +47,7 @@ def mps_cpu_dispatch_only() -> dict:
     )
 
 
-def no_device_events() -> dict:
+def no_device_events() -> Note:
     return make(
         "no_device_events",
         "CUDA profiling was active but no GPU kernel ran: the workload's tensors probably "
@@ -53,7 +55,7 @@ def no_device_events() -> dict:
     )
 
 
-def threads_not_profiled() -> dict:
+def threads_not_profiled() -> Note:
     return make(
         "threads_not_profiled",
         "The workload started other threads or worker processes (a DataLoader with "
@@ -61,7 +63,7 @@ def threads_not_profiled() -> dict:
     )
 
 
-def trace_rewritten() -> dict:
+def trace_rewritten() -> Note:
     return make(
         "trace_rewritten",
         "torch's Chrome trace export was not valid JSON (names with quotes or control "
@@ -69,7 +71,7 @@ def trace_rewritten() -> dict:
     )
 
 
-def worker_processes_not_profiled() -> dict:
+def worker_processes_not_profiled() -> Note:
     return make(
         "processes_not_profiled",
         "The workload ran child processes (DataLoader workers with num_workers > 0, say); "
@@ -77,8 +79,9 @@ def worker_processes_not_profiled() -> dict:
     )
 
 
-def trace_unavailable(path: object, problem: Exception) -> dict:
-    reason = os.strerror(problem.errno).lower() if getattr(problem, "errno", None) else problem
+def trace_unavailable(path: object, problem: Exception) -> Note:
+    code = getattr(problem, "errno", None)
+    reason = os.strerror(code).lower() if isinstance(code, int) else problem
     return make(
         "trace_unavailable",
         f"The Chrome trace could not be written to {path} ({reason}): the rows are "
@@ -87,7 +90,7 @@ def trace_unavailable(path: object, problem: Exception) -> dict:
     )
 
 
-def no_rows() -> dict:
+def no_rows() -> Note:
     return make(
         "no_rows",
         "The profile holds no operator. Did the workload run its own torch.profiler? Only "
@@ -96,7 +99,7 @@ def no_rows() -> dict:
     )
 
 
-def events_truncated(kept: int, total: int) -> dict:
+def events_truncated(kept: int, total: int) -> Note:
     return make(
         "events_truncated",
         f"The profile held {total:,} events; only the first {kept:,} were grouped to keep "
@@ -104,7 +107,7 @@ def events_truncated(kept: int, total: int) -> dict:
     )
 
 
-def trace_cut_short(source: str, events: int) -> dict:
+def trace_cut_short(source: str, events: int) -> Note:
     return make(
         "trace_truncated",
         f"{source} is cut short (it ends inside an event, as when the job writing it was "
@@ -122,7 +125,7 @@ def report_diagnostics(
     device_events: int,
     threads_started: bool,
     children_ran: bool,
-) -> list[dict]:
+) -> list[Note]:
     """The report-level diagnostics that follow from what the run observed (pure)."""
     notes = []
     if device == "cuda" and not cuda_available:

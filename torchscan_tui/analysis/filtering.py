@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from torchscan_tui.analysis.records import ROW_KINDS
 
@@ -90,8 +91,8 @@ class Filter:
         index.index_some()
         ids = range(len(index)) if candidates is None else sorted(candidates)
         names, kinds = index.names, index.kinds
-        for term in self.words:
-            matches = term.matcher()
+        for word in self.words:
+            matches = word.matcher()
             ids = [i for i in ids if matches(names[i])]
         for kind in self.kinds:
             ids = [i for i in ids if kinds[i] == kind]
@@ -114,7 +115,7 @@ class RowIndex:
         self.by_shape: dict[tuple, list[int]] = {}
         self.by_rank: dict[int, list[tuple]] = {}
         self.by_dim: dict[tuple[int, int, int], list[tuple]] = {}
-        self._rows: list[dict] = []
+        self._rows: list[Mapping[str, Any]] = []
         # Each operator's lower-cased name, made once: 100k rows name a few hundred
         # operators, and a string per row cost ~6 MiB.
         self._lowered: dict[str, str] = {}
@@ -122,7 +123,7 @@ class RowIndex:
     def __len__(self) -> int:
         return len(self._rows)
 
-    def add(self, rows: Sequence[dict]) -> None:
+    def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self._rows.extend(rows)
 
     @property
@@ -189,7 +190,9 @@ def _parse_dim(text: str, source: str) -> int | None:
 
 def _tokens(text: str) -> list[str]:
     """Split on spaces outside brackets; an unclosed bracket is an error."""
-    tokens, current, depth = [], [], 0
+    tokens: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         if char == "[":
             depth += 1

@@ -18,7 +18,8 @@ event columns in, plain dicts out.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from torchscan_tui.analysis.activities import (
     CPU_OP,
@@ -28,6 +29,7 @@ from torchscan_tui.analysis.activities import (
 )
 from torchscan_tui.analysis.intervals import Interval, intersect, length, minus, union
 from torchscan_tui.analysis.profiler_events import EventColumns
+from torchscan_tui.analysis.records import Advice, Overview, OverviewStep
 from torchscan_tui.analysis.step_model import (
     FROM_PROFILER_STEPS,
     FROM_WHOLE_PROFILE,
@@ -155,8 +157,11 @@ def _within_each(intervals: list[Interval], steps: list[Step]) -> list[int]:
 
 
 def step_overview(
-    columns: EventColumns, steps: Steps, kernels: Sequence[dict] = (), rows: Sequence = ()
-) -> dict | None:
+    columns: EventColumns,
+    steps: Steps,
+    kernels: Sequence[Mapping[str, Any]] = (),
+    rows: Sequence[Mapping[str, Any]] = (),
+) -> Overview | None:
     """Every step's split, the shares over all steps and the recommendations; None
     when the profile has no step. ``kernels`` (the kernel view) and ``rows`` (the
     operator rows) are the figures some recommendations cite."""
@@ -172,17 +177,17 @@ def step_overview(
         free = minus(free, own)
     per_category["other"] = _within_each(free, steps.steps)
     per_step = [
-        {
+        cast(OverviewStep, {
             "name": step.name,
             "seconds": step.seconds,
             **{name: per_category[name][index] / 1e9 for name in CATEGORIES},
-        }
+        })
         for index, step in enumerate(steps.steps)
-    ]
+    ]  # fmt: skip
     total = sum(step.end_ns - step.start_ns for step in steps.steps)
     shares = {name: (sum(per_category[name]) / total if total else None) for name in CATEGORIES}
     span = [(steps.steps[0].start_ns, steps.steps[-1].end_ns)]
-    figures = {
+    figures: dict[str, Any] = {
         # The plugin's GPU utilization: kernels' busy time over the steps' whole span.
         "utilization": length(intersect(busy["any_kernel"], span)) / (span[0][1] - span[0][0])
         if busy["any_kernel"] and span[0][1] > span[0][0]
@@ -203,13 +208,13 @@ def step_overview(
 
 def recommendations(
     shares: dict[str, float | None],
-    figures: dict,
-    kernels: Sequence[dict],
-    rows: Sequence,
-) -> list[dict]:
+    figures: Mapping[str, Any],
+    kernels: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+) -> list[Advice]:
     """Plain advice from the shares, each with its rule's code and the figure behind it
     (``because``); the rules and thresholds are in docs/overview-and-ranks.md."""
-    advice: list[dict] = []
+    advice: list[Advice] = []
     if not any(shares.values()):
         return advice
 
@@ -276,7 +281,9 @@ def recommendations(
     return advice
 
 
-def _largest_operators(rows: Sequence, shares: dict) -> tuple[str, str, str]:
+def _largest_operators(
+    rows: Sequence[Mapping[str, Any]], shares: Mapping[str, float | None]
+) -> tuple[str, str, str]:
     """CPU-only: the operators that take the most CPU self time (self time: an op's
     children are not counted in it again, so linear, matmul and mm are not listed as
     three costs of one call)."""
@@ -303,7 +310,7 @@ SOURCES = {
 }
 
 
-def overview_source(overview: dict) -> str:
+def overview_source(overview: Mapping[str, Any]) -> str:
     """Where the overview's steps came from, and which it dropped, in words."""
     text = SOURCES.get(overview.get("source") or "", "the profile's steps")
     dropped = overview.get("dropped_steps") or []
@@ -315,7 +322,7 @@ def overview_source(overview: dict) -> str:
     return text
 
 
-def device_timeline_line(timeline: dict | None) -> str | None:
+def device_timeline_line(timeline: Mapping[str, Any] | None) -> str | None:
     """``device timeline (HTA): compute 59%, non-compute 1%, idle 39% of 830.5 ms``."""
     if not timeline:
         return None
@@ -330,7 +337,7 @@ def device_timeline_line(timeline: dict | None) -> str | None:
     return line
 
 
-def overview_lines(overview: dict) -> list[str]:
+def overview_lines(overview: Mapping[str, Any]) -> list[str]:
     """The overview as text: shares, the device timeline, then each recommendation and
     its reason."""
     shares = overview.get("shares") or {}

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, TypedDict
 
 from torchscan_tui.analysis.aggregate import Group
 from torchscan_tui.analysis.records import Row
@@ -39,7 +40,12 @@ def build_rows(groups: Iterable[Group], *, device_measured: bool) -> tuple[list[
     return rows, ranking
 
 
-def self_time_sums(rows: list[dict]) -> dict:
+class SelfTimeSums(TypedDict):
+    cpu_self_seconds_sum: float
+    device_self_seconds_sum: float | None
+
+
+def self_time_sums(rows: Sequence[Mapping[str, Any]]) -> SelfTimeSums:
     """Sums of self time over every row: denominators for shares, never a latency."""
     device = [row["device_self_seconds"] for row in rows]
     return {

@@ -88,6 +88,42 @@ class KernelRow(_KernelRequired, total=False):
     ranks: CrossRank  # the cross-rank kernel view: total time on every rank
 
 
+# A compare's rows (see .compare).
+
+Presence = Literal["both", "only_before", "only_after"]
+
+
+class Delta(TypedDict):
+    """One figure on both sides of a compare (None where a side lacks it)."""
+
+    before: float | None
+    after: float | None
+    delta: float | None
+    ratio: float | None
+
+
+class SpreadsBothSides(TypedDict):
+    before: StepSpread | None
+    after: StepSpread | None
+
+
+class _CompareRowRequired(TypedDict):
+    operator: str
+    input_shapes: list[Shape]
+    kind: RowKind
+    presence: Presence
+    cpu_self_seconds: Delta
+    device_self_seconds: Delta
+    calls: Delta
+
+
+class CompareRow(_CompareRowRequired, total=False):
+    """One row of a compare: the same (operator, shapes, kind) before and after."""
+
+    cpu_self_seconds_per_step: SpreadsBothSides
+    merged_shapes: dict[str, int | None]  # by side: the shapes an operator-only row merged
+
+
 # The summaries (see .overview, .device_timeline, .ranks).
 
 
@@ -180,11 +216,10 @@ class _RankSummaryRequired(TypedDict):
     host_cpu_self_seconds: float
     host_collective_seconds: float
     host_compute_seconds: float
-    operators: list[Row]
 
 
-class RankSummary(_RankSummaryRequired, total=False):
-    """One rank of a multi-rank session (see :func:`.ranks.rank_summary`)."""
+class RankFigures(_RankSummaryRequired, total=False):
+    """One rank's figures (see :func:`.ranks.rank_summary`)."""
 
     compute_per_step: list[float]
     compute_measure: str
@@ -194,6 +229,13 @@ class RankSummary(_RankSummaryRequired, total=False):
     source: str
     peak_rss: float | None
     step_seconds_median: float | None
+
+
+class RankSummary(RankFigures):
+    """One rank of a multi-rank session's ``ranks`` block: its figures and its own rows
+    (what R shows)."""
+
+    operators: list[Row]
 
 
 class Ranks(TypedDict, total=False):
@@ -210,6 +252,10 @@ __all__ = [
     "Advice",
     "CollectiveEvidence",
     "CollectiveStarts",
+    "CompareRow",
+    "Delta",
+    "Presence",
+    "SpreadsBothSides",
     "CrossRank",
     "DeviceTimeline",
     "KernelRow",
@@ -217,6 +263,7 @@ __all__ = [
     "Overview",
     "OverviewCategory",
     "OverviewStep",
+    "RankFigures",
     "RankSummary",
     "Ranks",
     "Row",

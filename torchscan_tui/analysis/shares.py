@@ -11,8 +11,9 @@ whose figure was not measured are counted, never taken as zero.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from torchscan_tui.common.formatting import format_shapes
 
@@ -42,7 +43,7 @@ class Shares:
     """The bars for one field over a set of rows."""
 
     field: str
-    bars: list[Share] = field(default_factory=list)
+    bars: list[Share] = dataclasses.field(default_factory=list)
     total_seconds: float | None = None  # None: no row has the figure
     rows: int = 0
     not_measured: int = 0  # rows whose figure is None

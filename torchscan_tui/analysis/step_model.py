@@ -158,9 +158,9 @@ def find_steps(columns: EventColumns, first_number: int = 1) -> Steps:
     steps = []
     for step, (_, device_end) in zip(host, spans, strict=True):
         start = max(previous_end, step.start_ns)
-        end = max(step.end_ns, start) if device_end == -math.inf else max(step.end_ns, device_end)
+        end = step.end_ns if device_end == -math.inf else max(step.end_ns, int(device_end))
         end = max(end, start)
-        steps.append(Step(step.name, start, int(end)))
+        steps.append(Step(step.name, start, end))
         previous_end = end
     # A window's end waits for the device (the worker drains its queue), so its last
     # step is whole: the rule for a trace's possibly cut last step does not apply.

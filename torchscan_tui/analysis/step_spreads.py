@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.profiler_events import RawEvent
 from torchscan_tui.analysis.ranking import build_rows
-from torchscan_tui.analysis.step_summary import PER_STEP
+from torchscan_tui.analysis.records import Row
 
 
-def _row_key(row: dict) -> tuple:
+def _row_key(row: Row) -> tuple:
     return row["operator"], repr(row["input_shapes"]), row.get("kind")
 
 
-def attach_step_spreads(rows: list[dict], steps: Sequence[Sequence[RawEvent]]) -> None:
+def attach_step_spreads(rows: list[Row], steps: Sequence[Sequence[RawEvent]]) -> None:
     """Each row's CPU self time in each step (grouped step by step, as the window is),
     as ``{"min", "median", "max", "steps"}`` under :data:`PER_STEP`."""
     per_step = []
@@ -32,7 +32,7 @@ def attach_step_spreads(rows: list[dict], steps: Sequence[Sequence[RawEvent]]) -
     for row in rows:
         key = _row_key(row)
         seconds = [step.get(key, 0.0) for step in per_step]
-        row[PER_STEP] = {
+        row["cpu_self_seconds_per_step"] = {  # PER_STEP
             "mean": statistics.fmean(seconds),
             "min": min(seconds),
             "median": statistics.median(seconds),

@@ -13,13 +13,15 @@ and words them (the app imports it at start-up); they are computed in
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
+from typing import Any
 
 from torchscan_tui.common.formatting import format_seconds
 
 PER_STEP = "cpu_self_seconds_per_step"  # a row's CPU self time, step by step: mean, spread
 
 
-def step_line(context: dict) -> str | None:
+def step_line(context: Mapping[str, Any]) -> str | None:
     """``steps 2-5 (optimizer.step()): median 2.41 ms, 1.74-2.56 ms``; None without steps."""
     steps = context.get("steps")
     if not isinstance(steps, dict):
@@ -43,7 +45,7 @@ def step_line(context: dict) -> str | None:
     return line
 
 
-def peak_scope(run: dict | None) -> str:
+def peak_scope(run: Mapping[str, Any] | None) -> str:
     """`` (up to step K)`` when the peak-RSS pass was ended at step K (``--rss-steps``);
     `` (the whole run: it ended before step K)`` when it was asked to and never got there."""
     status = (run or {}).get("rss_status") or {}
@@ -54,7 +56,7 @@ def peak_scope(run: dict | None) -> str:
     return ""
 
 
-def spread_text(row: dict) -> str | None:
+def spread_text(row: Mapping[str, Any]) -> str | None:
     """``median 1.2 ms a step, mean 1.3 ms (0.9-1.6 ms over 5 steps)``; None without."""
     spread = row.get(PER_STEP)
     if not isinstance(spread, dict):

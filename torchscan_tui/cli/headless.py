@@ -10,7 +10,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -28,7 +27,7 @@ from torchscan_tui.cli.output import (
     has_terminal,
     say,
 )
-from torchscan_tui.cli.progress_line import ProgressLine
+from torchscan_tui.cli.progress_line import ProgressLine, RunProgress
 from torchscan_tui.common.formatting import format_bytes
 from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
 from torchscan_tui.formats.atomic import (
@@ -46,12 +45,9 @@ from torchscan_tui.formats.report import (
 )
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
-from torchscan_tui.run.events import OutputLine, PhaseChanged, RssSampled, RunFinished
+from torchscan_tui.run.events import Event, OutputLine, PhaseChanged, RssSampled, RunFinished
 from torchscan_tui.run.phases import RUN_PHASES, phase_words
 from torchscan_tui.run.session import Session
-
-RSS_PROGRESS_INTERVAL_S = 0.5
-LOG_STEP_INTERVAL_S = 5.0  # in a log: a step line at most this often, and the last
 
 
 def run_headless(
@@ -67,42 +63,17 @@ def run_headless(
     except ExportError as exc:
         return fail(str(exc))
 
-    started = time.monotonic()
-    # The last progress said, whether it is still the last line, when the RSS was last said.
-    progress = {"last": "", "on_screen": False, "rss_said": 0.0, "step_said": 0.0}
-    in_place = sys.stderr.isatty()
+    progress = RunProgress()
 
-    def say_progress(what: str, extra: str = "") -> None:
-        # On a terminal the progress line is rewritten in place until the workload
-        # prints; in a log each is a plain line.
-        if in_place and progress["on_screen"]:
-            sys.stderr.write("\x1b[1A\r\x1b[K")
-        say(f"torchscan-tui: {what} ({time.monotonic() - started:.1f} s{extra})", err=True)
-        progress.update(last=what, on_screen=True)
-
-    def show(event) -> None:
+    def show(event: Event) -> None:
         if isinstance(event, OutputLine):
             print(event.text, file=sys.stderr, flush=True)
-            progress["on_screen"] = False
+            progress.workload_printed()
         elif isinstance(event, PhaseChanged) and event.phase in RUN_PHASES:
             what = phase_words(event.phase, config.rss_steps) or event.phase
-            if event.step is not None:
-                # A log gets a step line every few seconds and the last step's, not one a
-                # step (a 100k-step warm-up wrote 100k lines); a terminal rewrites its line.
-                now = time.monotonic()
-                if not in_place and event.step != event.steps:
-                    if now - progress["step_said"] < LOG_STEP_INTERVAL_S:
-                        return
-                progress["step_said"] = now
-                what += f": step {event.step}" + (f" of {event.steps}" if event.steps else "")
-            if what != progress["last"]:
-                say_progress(what)
-        elif isinstance(event, RssSampled) and in_place and progress["on_screen"]:
-            # The live RSS, on a terminal only (a log gets no line per sample), twice a second.
-            now = time.monotonic()
-            if now - progress["rss_said"] >= RSS_PROGRESS_INTERVAL_S:
-                progress["rss_said"] = now
-                say_progress(progress["last"], f", RSS now {format_bytes(event.rss_bytes)} sampled")
+            progress.phase(what, event.step, event.steps)
+        elif isinstance(event, RssSampled):
+            progress.rss(format_bytes(event.rss_bytes))
 
     session = Session(replace(config, private_trace=False), show)
     finished: list[RunFinished] = []
@@ -159,11 +130,12 @@ def run_headless(
         return fail(
             f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
         )
-    rss = outcome.report["totals"]["process_peak_rss"]
+    rss = (outcome.report.get("totals") or {}).get("process_peak_rss")
+    peak = f"{rss['value'] / 2**20:.1f} MiB" if rss else "not measured"
     steps = step_line(outcome.report["context"])
     say(
         f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
-        f"{rss['value'] / 2**20:.1f} MiB{peak_scope(outcome.report.get('run'))}"
+        f"{peak}{peak_scope(outcome.report.get('run'))}"
         + (f", {steps}" if steps else "")
         + f" -> {json_path}",
         err=True,

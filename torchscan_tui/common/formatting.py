@@ -5,6 +5,9 @@ A missing figure is written as an em dash, never as 0.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from torchscan_tui.common.text import neutralise_controls
 
 MISSING = "—"
@@ -55,7 +58,7 @@ def format_shapes(shapes: list) -> str:
     return format_shape(shapes)
 
 
-def shapes_text(row: dict) -> str:
+def shapes_text(row: Mapping[str, Any]) -> str:
     """A row's input shapes as shown; a row of an operator-only compare, whose shapes were
     merged, says how many on each side: ``(shapes merged: 3 → 2)``."""
     merged = row.get("merged_shapes")
@@ -67,7 +70,7 @@ def shapes_text(row: dict) -> str:
     return f"(shapes merged: {merged})"
 
 
-def describe_row(row: dict) -> str:
+def describe_row(row: Mapping[str, Any]) -> str:
     """A row's operator and input shapes on one line, safe to print (``aten::mm [[8, 4]]``)."""
     return neutralise_controls(f"{row['operator']} {shapes_text(row)}")
 

@@ -166,7 +166,11 @@ def write_bytes_atomically(
     path: str | os.PathLike, data: bytes, *, overwrite: bool = False, mode: int = 0o644
 ) -> Path:
     """Write ``data`` to ``path`` atomically; raise ExportError naming ``path`` on failure."""
-    return write_atomically(path, lambda handle: handle.write(data), overwrite=overwrite, mode=mode)
+
+    def fill(handle: BinaryIO) -> None:
+        handle.write(data)
+
+    return write_atomically(path, fill, overwrite=overwrite, mode=mode)
 
 
 def write_text_atomically(

@@ -26,6 +26,7 @@ from torchscan_tui.formats.report import (
     read_file,
     validate_report,
 )
+from torchscan_tui.formats.report_schema import Report
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 FIRST_PAGE_ROWS = 200  # decoded before the app starts: more than any screen shows
@@ -53,13 +54,13 @@ class Opened(NamedTuple):
     """A profile file opened: its report, the file it came from, the rows not decoded
     yet, and the trace itself held open when the file was one (what ``t`` exports)."""
 
-    report: dict
+    report: Report
     source: str
     pending: PendingRows
     trace: KeptTrace | None = None
 
 
-def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[dict, str]:
+def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[Report, str]:
     """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
 
     Returns the report and the file it came from; ``progress(stage, fraction)`` hears of

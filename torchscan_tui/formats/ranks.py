@@ -20,7 +20,7 @@ import os
 import re
 import statistics
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from torchscan_tui.analysis import diagnostics as diag
@@ -34,9 +34,13 @@ from torchscan_tui.analysis.ranks import (
     straggler,
     straggler_line,
 )
+from torchscan_tui.analysis.records import RankSummary
 from torchscan_tui.formats.opening import open_profile, traces_in
 from torchscan_tui.formats.report import ReportError, new_report
-from torchscan_tui.formats.report_schema import Report
+from torchscan_tui.formats.report_schema import Context, Report, RunStatus
+
+RankReports = Mapping[int, tuple[str | os.PathLike, Report]]
+"""Each rank's report and where it came from (a trace file, or a rank of this session)."""
 
 # Notes every rank's trace carries alike, said once for the session instead.
 RANK_NOTES_LEFT_OUT = frozenset({"no_shapes_recorded", "no_device_events_in_trace"})
@@ -48,7 +52,7 @@ RankDone = Callable[[int, int], None]
 """``on_rank(done, of)``: progress as each rank's trace is read."""
 
 
-def _open_one(path: str) -> dict:
+def _open_one(path: str) -> Report:
     """One rank's trace as a report (in a pool process)."""
     report, _ = open_profile(path)
     return report
@@ -73,7 +77,7 @@ def rank_hint(path: Path) -> int | None:
     return int(named.group(1)) if named else None
 
 
-def rank_of(report: dict, path: Path) -> int | None:
+def rank_of(report: Report, path: Path) -> int | None:
     info = (report.get("context") or {}).get("distributed") or {}
     if type(info.get("rank")) is int:
         return info["rank"]
@@ -97,7 +101,7 @@ def open_rank_directory(
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     workers = workers or min(len(traces), os.cpu_count() or 1)
-    reports: dict[Path, dict] = {}
+    reports: dict[Path, Report] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
         futures = {pool.submit(_open_one, str(path)): path for path in traces}
         for done, future in enumerate(as_completed(futures), 1):
@@ -106,7 +110,7 @@ def open_rank_directory(
             except ReportError:
                 return None  # not a trace of ours to pair: the picker names the file
             on_rank(done, len(traces))
-    by_rank: dict[int, tuple[Path, dict]] = {}
+    by_rank: dict[int, tuple[str | os.PathLike, Report]] = {}
     for path, report in reports.items():
         rank = rank_of(report, path)
         if rank is None or rank in by_rank:
@@ -116,7 +120,7 @@ def open_rank_directory(
     return multi_rank_report(by_rank), os.fspath(folder)
 
 
-def check_one_job(folder: str | os.PathLike, by_rank: dict[int, tuple[Path, dict]]) -> None:
+def check_one_job(folder: str | os.PathLike, by_rank: RankReports) -> None:
     """ReportError when the traces are ranks of more than one job: their world sizes
     differ, or a rank is past its world (a log folder reused by a job of another size)."""
     sizes = {
@@ -135,7 +139,7 @@ def check_one_job(folder: str | os.PathLike, by_rank: dict[int, tuple[Path, dict
         )
 
 
-def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
+def multi_rank_report(by_rank: RankReports) -> Report:
     """One report for every rank: cross-rank rows and kernels, each rank's rows, kernels
     and summary (host and device sides), the straggler verdict."""
     ranks = sorted(by_rank)
@@ -150,11 +154,9 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
         steps = ((report.get("context") or {}).get("steps") or {}).get("step_seconds") or [
             step["seconds"] for step in (report.get("overview") or {}).get("steps") or []
         ]  # a trace's steps are its overview's
-        summary.update(
-            source=str(path),
-            peak_rss=rss["value"] if rss else None,
-            step_seconds_median=statistics.median(steps) if steps else None,
-        )
+        summary["source"] = str(path)
+        summary["peak_rss"] = rss["value"] if rss else None
+        summary["step_seconds_median"] = statistics.median(steps) if steps else None
         summaries.append(summary)
     first = by_rank[ranks[0]][1]
     info = (first.get("context") or {}).get("distributed") or {}
@@ -184,27 +186,36 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
             diag.make("ranks_missing", f"{len(ranks)} of the job's {world} ranks are here: "
                       f"rank {said} missing.")
         )  # fmt: skip
-    run: dict = {"complete": not cut}
+    run: RunStatus = {"complete": not cut}
     if cut:
         run["note"] = "; ".join(
             f"rank {rank}: {(by_rank[rank][1].get('run') or {}).get('note') or 'incomplete'}"
             for rank in cut
         )
+    context: Context = {
+        "device": (first.get("context") or {}).get("device", "cpu"),
+        "row_limit": None,
+        "total_grouped_operators": len(rows),
+        "ranked_by": "rank_spread",
+        "source": "rank traces",
+        "ranks": len(ranks),
+        "world_size": info.get("world_size") or len(ranks),
+        "backend": info.get("backend"),
+        "straggler": straggler_line(verdict),
+        "straggler_evidence": evidence_line(evidence),
+        **self_time_sums(rows),
+    }
+    per_rank: list[RankSummary] = [
+        {
+            **summary,
+            "operators": per_rank_rows[summary["rank"]],
+            "kernels": per_rank_kernels[summary["rank"]],
+        }
+        for summary in summaries
+    ]
     return new_report(
         operators=rows,
-        context={
-            "device": (first.get("context") or {}).get("device", "cpu"),
-            "row_limit": None,
-            "total_grouped_operators": len(rows),
-            "ranked_by": "rank_spread",
-            "source": "rank traces",
-            "ranks": len(ranks),
-            "world_size": info.get("world_size") or len(ranks),
-            "backend": info.get("backend"),
-            "straggler": straggler_line(verdict),
-            "straggler_evidence": evidence_line(evidence),
-            **self_time_sums(rows),
-        },
+        context=context,
         kernels=cross_rank_kernels(per_rank_kernels),
         diagnostics=notes,
         workload={"script": None},
@@ -213,13 +224,6 @@ def multi_rank_report(by_rank: dict[int, tuple[Path, dict]]) -> Report:
             "world_size": info.get("world_size") or len(ranks),
             "straggler": verdict,
             "collective_evidence": evidence,
-            "per_rank": [
-                {
-                    **summary,
-                    "operators": per_rank_rows[summary["rank"]],
-                    "kernels": per_rank_kernels[summary["rank"]],
-                }
-                for summary in summaries
-            ],
+            "per_rank": per_rank,
         },
     )

@@ -13,10 +13,12 @@ import math
 import os
 import shlex
 import zlib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Any, cast
 
 from torchscan_tui.analysis.compare import COMPARE_SCHEMA
+from torchscan_tui.analysis.records import KernelRow, Note, Row
 from torchscan_tui.formats.atomic import write_text_atomically
 from torchscan_tui.formats.jsonio import (
     NotARegularFile,
@@ -30,7 +32,19 @@ from torchscan_tui.formats.jsonio import (
     read_bytes,
 )
 from torchscan_tui.formats.report_pages import PendingRows, first_page_of
-from torchscan_tui.formats.report_schema import Head, Report, accept_rows, check_head
+from torchscan_tui.formats.report_schema import (
+    Blocks,
+    Context,
+    Head,
+    Report,
+    RunStatus,
+    Totals,
+    accept_rows,
+    check_head,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack  # typing's own from Python 3.11
 
 SCHEMA_NAME = "torchscan-tui/report"
 SCHEMA_VERSION = 1
@@ -38,22 +52,19 @@ SCHEMA_VERSION = 1
 
 def new_report(
     *,
-    operators: list | None = None,
-    context: dict | None = None,
-    kernels: list | None = None,
-    diagnostics: list | None = None,
-    totals: dict | None = None,
+    operators: list[Row] | None = None,
+    context: Context | None = None,
+    kernels: list[KernelRow] | None = None,
+    diagnostics: list[Note] | None = None,
+    totals: Totals | None = None,
     trace_path: str | None = None,
-    workload: dict | None = None,
-    run: dict | None = None,
-    overview: dict | None = None,
-    ranks: dict | None = None,
+    **blocks: Unpack[Blocks],
 ) -> Report:
     """The one way a report is made (the live profile, a run not measured yet, a trace
-    read as a report, the tests): the schema's keys in the order :func:`dumps_report`
-    lays out, every figure not given missing (None or empty), never zero.
-    ``overview``, ``ranks``, ``workload`` and ``run`` are left out when not given (the
-    worker's report has neither of the last two: the session adds them)."""
+    read as a report, the tests): the schema's keys first, every figure not given missing
+    (None or empty), never zero; then the ``blocks`` given (``overview``, ``ranks``,
+    ``workload``, ``run``: see :class:`Blocks`), in the order given, those given as None
+    left out (the worker's report has no workload or run: the session adds them)."""
     report: Report = {
         "schema": SCHEMA_NAME,
         "schema_version": SCHEMA_VERSION,
@@ -64,14 +75,7 @@ def new_report(
         "totals": totals if totals is not None else {"process_peak_rss": None},
         "trace_path": trace_path,
     }
-    if overview is not None:
-        report["overview"] = overview
-    if ranks is not None:
-        report["ranks"] = ranks
-    if workload is not None:
-        report["workload"] = workload
-    if run is not None:
-        report["run"] = run
+    report.update({key: value for key, value in blocks.items() if value is not None})  # type: ignore[typeddict-item]
     return report
 
 
@@ -109,7 +113,7 @@ def _row_json(row: object) -> str:
         return _encode_compact(finite(row))
 
 
-def dumps_report(report: dict) -> str:
+def dumps_report(report: Mapping[str, Any]) -> str:
     """The report as JSON text: indented, except that each row is one line of its own.
 
     A row per line keeps a 100k-row report a quarter smaller than indenting every field
@@ -132,17 +136,17 @@ def _indented_json(value: object) -> str:
     return json.dumps(finite(value), indent=1, allow_nan=False) + "\n"
 
 
-def save_report(report: dict, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
+def save_report(report: Report, path: str | os.PathLike, *, overwrite: bool = False) -> Path:
     """Write ``report`` atomically as JSON; refuses to clobber unless ``overwrite``."""
     return write_text_atomically(path, dumps_report(report), overwrite=overwrite)
 
 
-def incomplete_run(run: dict | None, why: str) -> dict:
+def incomplete_run(run: RunStatus | None, why: str) -> RunStatus:
     """A report's ``run`` marked incomplete, with ``note`` saying why (shown on opening)."""
     return {**(run or {}), "complete": False, "note": why}
 
 
-def validate_report(data: object, source: str) -> dict:
+def validate_report(data: object, source: str) -> Report:
     """Check the shape of a loaded report; raise ReportError naming ``source``."""
     if isinstance(data, dict) and data.get("schema") == COMPARE_SCHEMA:
         runs = " ".join(
@@ -171,12 +175,12 @@ def validate_report(data: object, source: str) -> dict:
         raise ReportError(
             f"{source} is damaged ({exc}): open an intact copy, or write the report again"
         ) from None
-    return data
+    return cast(Report, data)  # its head and rows were just checked against the types
 
 
 def decode_report(
     data: bytes, source: str, first_page: int | None = None
-) -> tuple[dict, PendingRows]:
+) -> tuple[Report, PendingRows]:
     """A validated report from its bytes, with the rows not decoded yet (none, unless
     ``first_page`` asks for only that many rows now).
 
@@ -237,5 +241,5 @@ def read_json(path: str | os.PathLike) -> object:
         raise not_json(source, exc) from None
 
 
-def load_report(path: str | os.PathLike) -> dict:
+def load_report(path: str | os.PathLike) -> Report:
     return validate_report(read_json(path), os.fspath(path))

@@ -19,6 +19,16 @@ from torchscan_tui.formats.report_schema import accept_rows
 # Scan without building: each top-level value, then each row, as its JSON text.
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
 _ROW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
+
+
+def _json_list(data: bytes) -> list:
+    """A JSON array's values (ValueError for anything else)."""
+    values = decode_json(data)
+    if not isinstance(values, list):
+        raise ValueError("not a JSON array")
+    return values
+
+
 PART_ROWS = 1000  # rows per part a reopened report's undecoded rows are handed out in
 
 
@@ -102,7 +112,7 @@ class PendingRows:
 
         Raises ValueError naming the first row and field of the wrong type.
         """
-        rows = [row for text, _ in self._take_parts() for row in decode_json(text)]
+        rows = [row for text, _ in self._take_parts() for row in _json_list(text)]
         accept_rows(rows, offset=self._offset)
         self._offset += len(rows)
         return rows
@@ -188,7 +198,7 @@ def first_page_of(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:
         page = _rows_by_line(operators, rows)
         if page is None:
             texts = _ROW_TEXTS.decode(operators)
-            page = decode_json(_json_array(texts[:rows]))
+            page = _json_list(_json_array(texts[:rows]))
             pending = PendingRows.of_texts(texts[rows:], offset=len(page))
         else:
             pending = PendingRows.of_array(operators, skip=len(page))

@@ -14,16 +14,25 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, TypedDict
+from collections.abc import Sequence
+from typing import Any, TypedDict, cast
 
 import msgspec
 
-from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row
+from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row, RowKind
 
 
 class PeakRss(TypedDict, total=False):
+    """The spec's ``process_peak_rss`` metric (``run/process.py`` builds it)."""
+
+    name: str
     value: float
+    unit: str
+    source: str
+    command: list[str]
+    command_process_value: float
     launcher_floor: float | None
+    platform: str
 
 
 class Totals(TypedDict, total=False):
@@ -105,7 +114,19 @@ class Context(TypedDict, total=False):
     profiled: str  # what the worker profiled: "workload()", "whole script as __main__"
 
 
-class Head(TypedDict, total=False):
+class Blocks(TypedDict, total=False):
+    """The report's blocks that only some reports hold (a summary made when its inputs
+    exist, what the session adds). A new block is one line here and its ``TypedDict``:
+    every path a head takes (the channel, the session, the UI's state, saving and
+    reopening) carries it as it is (docs/architecture.md)."""
+
+    workload: dict[str, Any] | None
+    run: RunStatus | None
+    overview: Overview | None
+    ranks: Ranks | None
+
+
+class Head(Blocks, total=False):
     """The report's fields but its rows."""
 
     context: Context
@@ -113,10 +134,6 @@ class Head(TypedDict, total=False):
     totals: Totals | None
     kernels: list[KernelRow]
     trace_path: str | None
-    workload: dict[str, Any] | None
-    run: RunStatus | None
-    overview: Overview | None
-    ranks: Ranks | None
 
 
 class Report(Head, total=False):
@@ -178,15 +195,14 @@ class _EmptySequence(list):
         raise TypeError("rows share this empty list: copy it to change it")
 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
-    append = extend = insert = pop = remove = clear = sort = reverse = _refuse  # type: ignore[assignment]
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
 
 
 NO_CALLERS: dict = _EmptyMapping()
 NO_NOTES: list = _EmptySequence()
-SHARED_TEXTS = ("operator", "kind")
 
 
-def share_common_values(rows: list[dict]) -> None:
+def share_common_values(rows: Sequence[Row]) -> None:
     """Let freshly decoded rows hold one copy of what many of them hold: operator names,
     kinds, and the empty callers and diagnostics most rows have.
 
@@ -196,10 +212,10 @@ def share_common_values(rows: list[dict]) -> None:
     Values stay equal: rows compare, export and save as before.
     """
     for row in rows:
-        for name in SHARED_TEXTS:
-            text = row.get(name)
-            if type(text) is str:
-                row[name] = sys.intern(text)
+        row["operator"] = sys.intern(row["operator"])
+        kind = row.get("kind")
+        if kind is not None:
+            row["kind"] = cast(RowKind, sys.intern(kind))  # the same kind, one copy of it
         if row.get("callers") == {}:
             row["callers"] = NO_CALLERS
         if row.get("diagnostics") == []:

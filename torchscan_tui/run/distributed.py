@@ -16,6 +16,7 @@ import re
 from collections.abc import Sequence
 
 from torchscan_tui.formats.report import new_report
+from torchscan_tui.formats.report_schema import PeakRss, Report
 from torchscan_tui.run.handoff import HandoffFile
 from torchscan_tui.run.protocol import (
     DoneMessage,
@@ -88,12 +89,12 @@ class RankChannel:
 
 def read_ranks(
     channels: list[RankChannel], nproc: int, peaks: dict[int, HandoffFile]
-) -> tuple[dict[int, tuple[str, dict]], list[str]]:
+) -> tuple[dict[int, tuple[str, Report]], list[str]]:
     """This node's ranks' reports (each with its own peak RSS, read from the file made for
     its local rank), and what went wrong on which rank; ``nproc``: the ranks this node
     started. Each channel was read through the session's own descriptor (``rank_tail``).
     """
-    reports: dict[int, tuple[str, dict]] = {}
+    reports: dict[int, tuple[str, Report]] = {}
     problems: list[str] = []
     started = [channel for channel in channels if channel.rank is not None]
     if len(started) < nproc:
@@ -112,11 +113,12 @@ def read_ranks(
             case ErrorMessage(message=said):
                 problems.append(f"rank {rank}: {said}")
         peak = rank_peak(peaks.get(channel.local_rank))
-        report["totals"]["process_peak_rss"] = (
+        rss: PeakRss | None = (
             None if peak is None else
             {"value": peak, "unit": "bytes", "source": "the rank's own ru_maxrss at exit "
              "(in the peak pass, the process in its place on this node)"}
         )  # fmt: skip
+        report["totals"] = {**(report.get("totals") or {}), "process_peak_rss": rss}
         assert rank is not None
         reports[rank] = (f"rank {rank} (local rank {channel.local_rank})", report)
     return reports, problems

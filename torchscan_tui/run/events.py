@@ -14,7 +14,7 @@ from torchscan_tui.run.phases import Outcome, Phase
 if TYPE_CHECKING:
     from torchscan_tui.formats.kept_trace import KeptTrace
     from torchscan_tui.formats.report_pages import PendingRows
-    from torchscan_tui.formats.report_schema import Head
+    from torchscan_tui.formats.report_schema import ExitStatus, Head, PeakRss, Report
 
 
 class PhaseChanged(NamedTuple):
@@ -37,10 +37,10 @@ class RssSampled(NamedTuple):
 class RssMeasured(NamedTuple):
     """The kernel's figure for the RSS run, with how it ended (plain data, JSON-ready)."""
 
-    rss: dict
-    status: dict
-    wall_seconds: float
-    samples: list  # [seconds, rss_bytes] pairs, sampled from /proc: approximate
+    rss: PeakRss
+    status: ExitStatus
+    wall_seconds: float | None  # None: a report that did not keep it
+    samples: list[list[float]]  # [seconds, rss_bytes] pairs, sampled from /proc: approximate
     leftover_processes: int = 0
 
 
@@ -76,7 +76,7 @@ class RowTextsReceived(NamedTuple):
 class RunFinished(NamedTuple):
     outcome: Outcome
     message: str
-    report: dict
+    report: Report
     complete: bool  # False when rows are missing or partial
     details: str = ""  # a traceback or the workload's last stderr lines
     # The Chrome trace this process wrote or opened for the run, held open: the only one

@@ -25,9 +25,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchscan_tui.common.text import decode_output_line
 from torchscan_tui.run.oom import likely_oom, oom_kill_count
+
+if TYPE_CHECKING:  # the launcher's side stays free of msgspec
+    from torchscan_tui.formats.report_schema import ExitStatus as ExitStatusDict
+    from torchscan_tui.formats.report_schema import PeakRss
 
 LAUNCHER_PATH = Path(__file__).with_name("_launcher.py")
 RSS_SOURCE = "kernel wait4() ru_maxrss: the largest single process among those reaped"
@@ -48,7 +53,7 @@ class CommandFailed(subprocess.CalledProcessError):
     often exactly what the user came to see.
     """
 
-    def __init__(self, command: Sequence[str], status: ExitStatus, rss: dict):
+    def __init__(self, command: Sequence[str], status: ExitStatus, rss: PeakRss):
         super().__init__(status.returncode, list(command))
         self.status = status
         self.rss = rss
@@ -103,7 +108,7 @@ class ExitStatus:
             return f"killed by {self.signal_name}"
         return f"exited with status {self.exit_code}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> ExitStatusDict:
         return {
             "exit_code": self.exit_code,
             "signal": self.signal_name,
@@ -119,7 +124,7 @@ class CommandResult:
 
     command: list[str]
     status: ExitStatus
-    rss: dict
+    rss: PeakRss
     wall_seconds: float
     leftover_processes: int = 0
     samples: list[tuple[float, int]] = field(default_factory=list)
@@ -140,7 +145,9 @@ def _to_bytes(raw: int, platform: str) -> int:
     return raw * 1024 if platform == "linux" else raw
 
 
-def build_rss_metric(command: Sequence[str], exited: dict, floor_raw: int, platform: str) -> dict:
+def build_rss_metric(
+    command: Sequence[str], exited: dict, floor_raw: int, platform: str
+) -> PeakRss:
     """The metric dict the spec describes, from the launcher's ``exited`` report."""
     return {
         "name": "process_peak_rss",
@@ -194,7 +201,7 @@ def _interpret(
     )
 
 
-def measure_peak_rss(command: Sequence[str]) -> dict:
+def measure_peak_rss(command: Sequence[str]) -> PeakRss:
     """Run ``command`` (argv, no shell) to completion and return its peak RSS metric.
 
     Standard streams are inherited. A non-zero exit raises :class:`CommandFailed` (a
@@ -376,12 +383,14 @@ class MeasuredCommand:
         self._pid_known.wait()
         pid = self._started_pid
         started = time.monotonic()
+        on_sample = self._on_sample
+        assert on_sample is not None  # started only when there is one
         while pid is not None and not self._finished.is_set():
             rss = _read_rss_bytes(pid)
             if rss is not None:
                 moment = (time.monotonic() - started, rss)
                 self._samples.append(moment)
-                self._on_sample(*moment)
+                on_sample(*moment)
             self._finished.wait(self._sample_interval)
 
     def cancel(self) -> None:

@@ -40,7 +40,7 @@ import msgspec
 
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.common.gcpause import GcBurst
-from torchscan_tui.formats.report_schema import Head, check_head, share_common_values
+from torchscan_tui.formats.report_schema import Head, Report, check_head, share_common_values
 from torchscan_tui.run.phases import WorkerPhase
 
 ROW_BATCH = 1000  # rows per message on the channel (and per batch a reopened report sends)
@@ -62,6 +62,11 @@ class HeadMessage(_Message, tag="meta"):
     not dropped: decoding straight into the TypedDict would drop it)."""
 
     head: dict[str, Any]
+
+    @classmethod
+    def of(cls, head: Head) -> HeadMessage:
+        """The message that carries ``head``, as the worker sends it."""
+        return cls(dict(head))
 
     @property
     def typed(self) -> Head:
@@ -230,11 +235,11 @@ def decode_line(line: bytes | memoryview) -> Read | None:
         return None
 
 
-def apply_head(report: dict, head: Head) -> None:
+def apply_head(report: Report, head: Head) -> None:
     """A head into the report it describes (the session's, or a rank's): every block it
     holds replaces the report's, the totals add to what the session measured."""
     for key, value in head.items():
         if key == "totals":
-            report["totals"].update(value or {})
+            report["totals"] = {**(report.get("totals") or {}), **(head["totals"] or {})}
         else:
-            report[key] = value
+            report[key] = value  # type: ignore[literal-required]

@@ -15,12 +15,14 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import head_of, new_report
+from torchscan_tui.formats.report_schema import ExitStatus, Report, RunStatus
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
     PEAK_BYTES,
@@ -40,7 +42,7 @@ from torchscan_tui.run.events import (
     RunFinished,
 )
 from torchscan_tui.run.handoff import HandoffFile, handoff_env
-from torchscan_tui.run.phases import Phase
+from torchscan_tui.run.phases import Outcome, Phase
 from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import (
@@ -79,15 +81,18 @@ def failure_message(script: str, how: str, stderr_tail: Sequence[str]) -> str:
     return message
 
 
-def downsample(samples: list[tuple[float, int]], limit: int = MAX_STORED_SAMPLES) -> list:
+def downsample(
+    samples: Sequence[tuple[float, int]], limit: int = MAX_STORED_SAMPLES
+) -> list[list[float]]:
     """At most ``limit`` samples, keeping each bucket's largest so spikes survive."""
     if len(samples) <= limit:
         return [list(sample) for sample in samples]
     bucket = len(samples) / limit
-    kept = []
+    kept: list[list[float]] = []
     for index in range(limit):
         chunk = samples[int(index * bucket) : int((index + 1) * bucket)] or [samples[-1]]
-        kept.append(list(max(chunk, key=lambda sample: sample[1])))
+        seconds, rss = max(chunk, key=lambda sample: sample[1])
+        kept.append([seconds, rss])
     return kept
 
 
@@ -101,7 +106,7 @@ def rss_event(result: CommandResult) -> RssMeasured:
     )
 
 
-def git_revision(script: str) -> dict | None:
+def git_revision(script: str) -> dict[str, Any] | None:
     """The git revision of the repository holding ``script``, with a dirty flag."""
     folder = os.path.dirname(os.path.abspath(script))
     try:
@@ -126,7 +131,7 @@ def git_revision(script: str) -> dict | None:
     return {"commit": head.stdout.strip(), "script_modified": bool(dirty.stdout.strip())}
 
 
-def workload_block(config: RunConfig) -> dict:
+def workload_block(config: RunConfig) -> dict[str, Any]:
     return {
         "script": os.path.abspath(config.script),
         "args": list(config.args),
@@ -138,7 +143,7 @@ def workload_block(config: RunConfig) -> dict:
     }
 
 
-def empty_report(config: RunConfig) -> dict:
+def empty_report(config: RunConfig) -> Report:
     """The report before anything is known: every figure missing, not zero."""
     return new_report(
         context={"device": config.device, "row_limit": config.row_limit},
@@ -174,6 +179,19 @@ class Session:
         # Files made for the peak pass's processes (run/handoff.py), by local rank (-1:
         # a plain pass's stop file).
         self._rss_files: dict[int, HandoffFile] = {}
+
+    @property
+    def _run(self) -> RunStatus:
+        """The report's run block (the session made it, in :func:`empty_report`)."""
+        run = self.report.get("run")
+        assert run is not None
+        return run
+
+    @property
+    def _workload(self) -> dict[str, Any]:
+        workload = self.report.get("workload")
+        assert workload is not None
+        return workload
 
     def cancel(self) -> None:
         self._cancelled.set()
@@ -221,8 +239,10 @@ class Session:
 
         return emit
 
-    def _finish(self, outcome: str, message: str, complete: bool, details: str = "") -> RunFinished:
-        self.report["run"]["complete"] = complete
+    def _finish(
+        self, outcome: Outcome, message: str, complete: bool, details: str = ""
+    ) -> RunFinished:
+        self._run["complete"] = complete
         self._emit(PhaseChanged(outcome))
         finished = RunFinished(outcome, message, self.report, complete, details, self._trace)
         self._emit(finished)
@@ -279,10 +299,13 @@ class Session:
         measured_event = rss_event(result)
         if self.config.rss_steps is not None:  # what the peak covers, as it ended
             measured_event.status.update(self._rss_scope(self.config.rss_steps))
-        self.report["totals"]["process_peak_rss"] = result.rss
-        self.report["run"]["rss_status"] = measured_event.status
-        self.report["run"]["rss_wall_seconds"] = result.wall_seconds
-        self.report["run"]["rss_samples"] = measured_event.samples
+        self.report["totals"] = {
+            **(self.report.get("totals") or {}),
+            "process_peak_rss": result.rss,
+        }
+        self._run["rss_status"] = measured_event.status
+        self._run["rss_wall_seconds"] = result.wall_seconds
+        self._run["rss_samples"] = measured_event.samples
         self._emit(measured_event)
         if result.status.cancelled or self._cancelled.is_set():
             return self._finish("cancelled", "cancelled while measuring peak RSS", False)
@@ -296,7 +319,7 @@ class Session:
             )
         return self._profile()
 
-    def _rss_scope(self, limit: int) -> dict:
+    def _rss_scope(self, limit: int) -> ExitStatus:
         """``rss_steps``: the pass was ended at step ``limit`` (every rank was, in a
         torchrun job); else ``rss_steps_unreached``: it ended before, so its peak is the
         whole run's. Read from the files its processes wrote when they stopped."""
@@ -353,8 +376,8 @@ class Session:
             return self._launcher_silent(
                 "profiling started", f"{script}: the profile worker: {exc}"
             )
-        self.report["run"]["profile_status"] = result.status.to_dict()
-        self.report["run"]["profile_leftovers"] = result.leftover_processes
+        self._run["profile_status"] = result.status.to_dict()
+        self._run["profile_leftovers"] = result.leftover_processes
         if trace_path is not None and self.report.get("trace_path") == trace_path:
             self._trace = _kept(trace_path)
         ended = (
@@ -433,8 +456,8 @@ class Session:
             job_over.set()
             streaming.join()
         tail.poll()  # what the last look left (a line finished after it)
-        self.report["run"]["profile_status"] = result.status.to_dict()
-        self.report["run"]["profile_leftovers"] = result.leftover_processes
+        self._run["profile_status"] = result.status.to_dict()
+        self._run["profile_leftovers"] = result.leftover_processes
         if result.status.cancelled or self._cancelled.is_set():
             self._emit(ProfileMeta({"context": {"ranks": nproc}}))  # no longer streaming
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
@@ -447,7 +470,7 @@ class Session:
             head.pop("totals", None)
             apply_head(self.report, head)
             self.report["operators"] = combined["operators"]
-            self.report["run"].update((combined.get("run") or {}).items())
+            self._run.update(combined.get("run") or {})
             self._emit(ProfileMeta(head_of(self.report)))
             self._emit(RowsReplaced(self.report["operators"]))
         else:
@@ -501,7 +524,7 @@ class Session:
                     case HeadMessage():
                         apply_head(self.report, message.typed)
                         context = self.report["context"]
-                        self.report["workload"]["torch_version"] = context.get("torch_version")
+                        self._workload["torch_version"] = context.get("torch_version")
                         self._emit(ProfileMeta(head_of(self.report)))
                     case RowsMessage(rows=rows):
                         self.report["operators"].extend(rows)

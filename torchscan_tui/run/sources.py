@@ -17,6 +17,7 @@ from typing import Protocol
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import head_of, incomplete_run
 from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.formats.report_schema import Report, RunStatus
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
     Event,
@@ -46,7 +47,7 @@ class RunSource(Protocol):
 
     def run(self, emit: Emit) -> None: ...
 
-    def damaged(self, detail: str | None = None) -> RunFinished:
+    def damaged_end(self, detail: str | None = None) -> RunFinished:
         """The end of a run whose rows sent as text hold one of the wrong type
         (``detail`` says which): the rows before it are kept."""
         ...
@@ -80,7 +81,7 @@ class LiveSource:
             previous.cleanup()
         session.run()
 
-    def damaged(self, detail: str | None = None) -> RunFinished:
+    def damaged_end(self, detail: str | None = None) -> RunFinished:
         # Never asked: a live run's rows are checked as the channel decodes them.
         return RunFinished("failed", f"rows of the wrong type: {detail}", {}, False)
 
@@ -97,8 +98,8 @@ class LiveSource:
             session.cleanup()
 
 
-def _report_opened(report: dict) -> list[Event]:
-    run = report.get("run") or {}
+def _report_opened(report: Report) -> list[Event]:
+    run: RunStatus = report.get("run") or {}
     events: list[Event] = [PhaseChanged("opened")]
     rss = (report.get("totals") or {}).get("process_peak_rss")
     if rss is not None:
@@ -120,14 +121,17 @@ def _row_batches(rows: list) -> list[Event]:
     ]
 
 
-def _finished(report: dict, rows: int | None = None, trace: KeptTrace | None = None) -> RunFinished:
+def _finished(
+    report: Report, rows: int | None = None, trace: KeptTrace | None = None
+) -> RunFinished:
     if rows is None:
         rows = len(report.get("operators") or [])
     run = report.get("run") or {}
     complete = bool(run.get("complete", True))
     message = f"{rows} rows from a saved report"
-    if not complete and run.get("note"):  # why the file's rows are incomplete
-        message = run["note"]
+    note = run.get("note")
+    if not complete and note:  # why the file's rows are incomplete
+        message = note
     return RunFinished("done", message, report, complete, trace=trace)
 
 
@@ -145,7 +149,7 @@ class ReportSource:
 
     def __init__(
         self,
-        report: dict,
+        report: Report,
         path: str,
         pending: PendingRows | None = None,
         trace: KeptTrace | None = None,
@@ -166,14 +170,14 @@ class ReportSource:
         try:
             total = len(self.report["operators"]) + len(self.pending)
         except ValueError:  # the rows past the first page are not JSON
-            emit(self.damaged())
+            emit(self.damaged_end())
             return
         for part in self.pending.split():
             emit(RowTextsReceived(part))
             time.sleep(0)  # each part is copied here: let the app paint between them
         emit(_finished(self.report, total, self.trace))
 
-    def damaged(self, detail: str | None = None) -> RunFinished:
+    def damaged_end(self, detail: str | None = None) -> RunFinished:
         """The rows decoded so far, marked incomplete with a note that names the file and
         says what to do (a report saved from them keeps it). ``detail``: the first row and
         field of the wrong type; without it the rest are not JSON, and the decoder's own
@@ -184,7 +188,7 @@ class ReportSource:
             f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
             "those; open an intact copy for the rest"
         )
-        damaged = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
+        damaged: Report = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
         return _finished(damaged, trace=self.trace)
 
     def cancel(self) -> None:

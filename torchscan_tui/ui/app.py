@@ -23,6 +23,7 @@ from textual.screen import Screen
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report_pages import PendingRows
+from torchscan_tui.formats.report_schema import Report
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.sources import LiveSource, ReportSource, RunSource
 from torchscan_tui.ui.screens.profile_screen import ProfileScreen
@@ -98,7 +99,7 @@ class TorchscanApp(App[object]):
 def create_app(
     *,
     config: RunConfig | None = None,
-    report: dict | None = None,
+    report: Report | None = None,
     report_path: str = "report.json",
     pending_rows: PendingRows | None = None,
     source: RunSource | None = None,

@@ -37,12 +37,12 @@ Damaged = Callable[[str], RunFinished]
 class Batch:
     """Events to apply at once. ``rows``: every row among them, in order, for one extend
     of the view; ``replace``: they replace the view's rows instead (a RowsReplaced came,
-    and the rows before it in the batch went with it); ``events``: the others; ``more``:
+    and the rows before it in the batch went with it); ``events``: the others; ``has_more``:
     events are left for a moment later."""
 
     events: list = field(default_factory=list)
     rows: list = field(default_factory=list)
-    more: bool = False
+    has_more: bool = False
     replace: bool = False
 
     @property
@@ -108,7 +108,7 @@ class EventPump:
             else:
                 batch.events.append(event)
             if inbox and self._clock() > deadline:
-                batch.more = True
+                batch.has_more = True
                 break
         if self._decoding.active:
             return_free_memory()  # the decoded parts' bytes: see memory.py

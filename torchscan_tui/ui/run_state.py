@@ -14,7 +14,14 @@ from dataclasses import dataclass, field
 from torchscan_tui.analysis.records import KernelRow, Note, Overview
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.kept_trace import KeptTrace
-from torchscan_tui.formats.report_schema import Context, Head, Totals
+from torchscan_tui.formats.report_schema import (
+    Context,
+    ExitStatus,
+    Head,
+    PeakRss,
+    Report,
+    Totals,
+)
 from torchscan_tui.run.events import (
     OutputLine,
     PhaseChanged,
@@ -39,18 +46,18 @@ class RunState:
     phase: Phase = "starting"
     started_at: float | None = None
     ended_at: float | None = None
-    rss: dict | None = None
-    rss_status: dict | None = None
+    rss: PeakRss | None = None
+    rss_status: ExitStatus | None = None
     rss_wall_seconds: float | None = None
     rss_leftovers: int = 0
-    samples: list = field(default_factory=list)
-    head: Head = field(default_factory=dict)  # the report but its rows, as last said
+    samples: list[list[float]] = field(default_factory=list)
+    head: Head = field(default_factory=Head)  # the report but its rows, as last said
     trace: KeptTrace | None = None  # the trace this process wrote or opened: ``t`` copies it
     outcome: Outcome | None = None
     message: str = ""
     details: str = ""
     complete: bool = False
-    report: dict | None = None
+    report: Report | None = None
     log: LineTail = field(default_factory=lambda: LineTail(LOG_LINE_LIMIT))
     pending_log: list = field(default_factory=list)
     markers_logged: set = field(default_factory=set)
@@ -136,8 +143,9 @@ class RunState:
             self.details = event.details
             self.complete = event.complete
             self.report = event.report or self.report
-            if event.report.get("trace_path"):
-                self.head = {**self.head, "trace_path": event.report["trace_path"]}
+            trace_path = event.report.get("trace_path")
+            if trace_path:
+                self.head = {**self.head, "trace_path": trace_path}
             self.trace = event.trace
             self.ended_at = time.monotonic()
 

@@ -98,7 +98,7 @@ def load_workload(script: str, callable_name: str | None) -> tuple[Callable[[], 
 def send_report(channel: ChannelWriter, report: Report, batch_size: int = ROW_BATCH) -> None:
     """The head first (so the UI knows M), then the rows in rank order, in batches."""
     channel.send(PhaseMessage("sending"))
-    channel.send(HeadMessage(head_of(report)))
+    channel.send(HeadMessage.of(head_of(report)))
     rows = report["operators"]
     for start in range(0, len(rows), batch_size):
         channel.send(RowsMessage(rows[start : start + batch_size]))
@@ -182,7 +182,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     window, undo_hook, fn_to_profile = step_window(args, description, call, step_progress)
     adopter.attach(window)
 
-    def send_rows(report: dict) -> None:
+    def send_rows(report: Report) -> None:
         """The rows go out before the trace is written; the trace's path follows."""
         report["context"]["profiled"] = description
         report["diagnostics"] += call.notes
@@ -209,7 +209,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
     if lingering:  # said now: the worker ends them with itself (see quick_exit)
         report["diagnostics"].append(threads_left_running(lingering))
     if args.trace or lingering:
-        channel.send(HeadMessage(head_of(report)))
+        channel.send(HeadMessage.of(head_of(report)))
     if failure is not None:
         channel.send(
             ErrorMessage(

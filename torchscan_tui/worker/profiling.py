@@ -14,10 +14,10 @@ import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchscan_tui.analysis import diagnostics as diag
-from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.aggregate import Aggregation, aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
 from torchscan_tui.analysis.profiler_events import (
     EventColumns,
@@ -26,24 +26,26 @@ from torchscan_tui.analysis.profiler_events import (
     window_events,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_steps
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
-from torchscan_tui.formats.report_schema import Report
+from torchscan_tui.formats.report_schema import Context, Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
+from torchscan_tui.run.phases import WorkerPhase
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
-ProgressCallback = Callable[[str], None]
+ProgressCallback = Callable[[WorkerPhase], None]
 DEFAULT_MAX_EVENTS = 5_000_000
 
 
 class WorkloadError(Exception):
     """The profiled callable raised; ``report`` holds the rows collected before it did."""
 
-    def __init__(self, original: BaseException, report: dict):
+    def __init__(self, original: BaseException, report: Report):
         super().__init__(f"{type(original).__name__}: {original}")
         self.original = original
         self.report = report
@@ -124,7 +126,7 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
     correlation ids, read only to link runtime events and kernels to their op, are 0.
     Tests check both against asking every event.
     """
-    raw = []
+    raw: list[RawEvent] = []
     append = raw.append
     type_names: dict[Any, str] = {}
     for event in kineto_results.events():
@@ -193,6 +195,29 @@ def export_trace_atomically(
     return destination, used_fallback
 
 
+class _Before(NamedTuple):
+    """What the process had before the workload ran: the notes say what it started."""
+
+    threads: int
+    children_usage: tuple[float, float]
+    live_children: set[int]
+
+    @classmethod
+    def now(cls) -> _Before:
+        return cls(threading.active_count(), _children_usage(), _live_children())
+
+
+class _Recorded(NamedTuple):
+    """What a profiled call left: its events (the window's, where one was profiled), the
+    profile whose trace is exported, its steps and the step model found in it."""
+
+    events: list[RawEvent]
+    profile: Any
+    steps: list
+    step_model: Steps | None
+    columns: EventColumns | None
+
+
 def profile_workload(
     fn: Callable[[], Any],
     *,
@@ -200,7 +225,7 @@ def profile_workload(
     trace_path: str | os.PathLike | None = None,
     row_limit: int | None = None,
     on_progress: ProgressCallback | None = None,
-    on_rows: Callable[[dict], None] | None = None,
+    on_rows: Callable[[Report], None] | None = None,
     window: StepWindow | None = None,
 ) -> Report:
     """Execute ``fn`` once under torch.profiler and return the ranked operator report.
@@ -217,17 +242,56 @@ def profile_workload(
     (0.4-0.6 s for 100k events): a caller that streams the rows need not wait for it. The
     same report then gains ``trace_path`` (and a note if the trace had to be rewritten).
     """
-    import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
-
     progress = on_progress or (lambda phase: None)
     device = resolve_device(device)
     activities = choose_activities(device)
-    threads_before = threading.active_count()
-    children_before = _children_usage()
-    live_before = _live_children()
-    failure: BaseException | None = None
+    before = _Before.now()
     progress("profiling")
+    windowed = window is not None
+    if window is None:  # the whole call, once: the library's default (and the spec's)
+        window = StepWindow(0, 1, run_to_end=True, source="the whole call")
+    failure = _run_profiled(fn, window, activities, device, windowed)
+    progress("aggregating")
+    with gc_paused():
+        recorded = _recorded(window, activities, windowed)
+        max_events = max_events_allowed()
+        aggregation = aggregate_events(recorded.events[:max_events])
+    notes = _notes(device, activities, aggregation, before, window if windowed else None)
+    if len(recorded.events) > max_events:
+        notes.append(diag.events_truncated(max_events, len(recorded.events)))
+    report = _report(recorded, aggregation, notes, device, activities, row_limit,
+                     window if windowed else None)  # fmt: skip
+    if on_rows is not None:
+        on_rows(report)
+    if trace_path is not None:
+        try:
+            written, used_fallback = export_trace_atomically(
+                recorded.profile, trace_path, recorded.events
+            )
+        except (OSError, ValueError) as exc:  # a full disk is no failure of the workload
+            notes.append(diag.trace_unavailable(trace_path, exc))
+        else:
+            report["trace_path"] = str(written)
+            if used_fallback:
+                notes.append(diag.trace_rewritten())
+    if failure is not None:
+        raise WorkloadError(failure, report)
+    return report
+
+
+def _device_activity(activities: list) -> bool:
+    from torch.profiler import ProfilerActivity
+
+    return any(activity != ProfilerActivity.CPU for activity in activities)
+
+
+def _run_profiled(
+    fn: Callable[[], Any], window: StepWindow, activities: list, device: str, windowed: bool
+) -> BaseException | None:
+    """Run ``fn`` under the window's profile(s); what it raised, if anything (the rows
+    recorded before it still count)."""
+    import torch
+    from torch.profiler import profile, record_function
 
     # The class itself, not a script's adopted subclass of it (see ScriptProfiler).
     profile_class = getattr(profile, "adopted_from", profile)
@@ -239,21 +303,17 @@ def profile_workload(
         if device == "cuda" and torch.cuda.is_available():
             torch.cuda.synchronize()
 
-    windowed = window is not None
-    if window is None:  # the whole call, once: the library's default (and the spec's)
-        window = StepWindow(0, 1, run_to_end=True, source="the whole call")
-
     def mark(name: str) -> None:
         with record_function(name):
             pass
 
     adopted = window.script_profiler
     if adopted is not None:
-        adopted.extract = lambda results: extract_raw_events(
-            results, device_activity=any(a != ProfilerActivity.CPU for a in activities)
-        )
+        device_activity = _device_activity(activities)
+        adopted.extract = lambda results: extract_raw_events(results, device_activity)
     # The whole call (no window) records no marker: they would be rows of their own.
     window.start(new_profile, settle, mark if windowed else lambda name: None)
+    failure = None
     try:
         fn()
     except WindowComplete:
@@ -261,33 +321,45 @@ def profile_workload(
     except BaseException as exc:  # noqa: BLE001 - the rows so far are still wanted
         failure = exc
     window.stop()
+    return failure
+
+
+def _recorded(window: StepWindow, activities: list, windowed: bool) -> _Recorded:
+    """The events of the profile that counts: a script's own profiler's window where it
+    ran one (its steps are its own), else ours, cut to the window's steps."""
+    adopted = window.script_profiler
+    if adopted is not None and adopted.events is not None:
+        events = adopted.events  # the script's own profile: its window
+        columns = EventColumns.from_events(events)
+        step_model = find_steps(columns)
+        own = step_model.host if step_model.source == FROM_PROFILER_STEPS else []
+        window.adopt(own)
+        # its trace is the one to export
+        return _Recorded(events, adopted.profile, profiler_steps(events, own), step_model, columns)
+    if window.superseded:  # the script's profiler started and recorded nothing
+        window.never_recorded()
     prof = window.profile
-    progress("aggregating")
-    with gc_paused():
-        steps: list = []
-        step_model: Steps | None = None
-        if adopted is not None and adopted.events is not None:
-            raw_events = adopted.events  # the script's own profile: its window
-            columns = EventColumns.from_events(raw_events)
-            step_model = find_steps(columns)
-            own = step_model.host if step_model.source == FROM_PROFILER_STEPS else []
-            steps = profiler_steps(raw_events, own)
-            window.adopt(own)
-            prof = adopted.profile  # its trace is the one to export
-        else:
-            if window.superseded:  # the script's profiler started and recorded nothing
-                window.never_recorded()
-            raw_events = extract_raw_events(
-                prof.profiler.kineto_results,
-                device_activity=any(a != ProfilerActivity.CPU for a in activities),
-            )
-            if windowed and not window.superseded:
-                columns = EventColumns.from_events(raw_events)
-                step_model = find_steps(columns, first_number=window.warmup + 1)
-                window.time_steps(step_model.steps)
-                raw_events, steps = window_events(raw_events)
-        event_total, max_events = len(raw_events), max_events_allowed()
-        aggregation = aggregate_events(raw_events[:max_events])
+    events = extract_raw_events(prof.profiler.kineto_results, _device_activity(activities))
+    if not windowed or window.superseded:
+        return _Recorded(events, prof, [], None, None)
+    columns = EventColumns.from_events(events)
+    step_model = find_steps(columns, first_number=window.warmup + 1)
+    window.time_steps(step_model.steps)
+    events, steps = window_events(events)
+    return _Recorded(events, prof, steps, step_model, columns)
+
+
+def _notes(
+    device: str,
+    activities: list,
+    aggregation: Aggregation,
+    before: _Before,
+    window: StepWindow | None,
+) -> list[Note]:
+    """The report's notes: the device, what the workload started, the window's."""
+    import torch
+    from torch.profiler import ProfilerActivity
+
     cuda_active = ProfilerActivity.CUDA in activities
     notes = diag.report_diagnostics(
         device=device,
@@ -295,21 +367,38 @@ def profile_workload(
         cuda_active=cuda_active,
         cuda_available=torch.cuda.is_available(),
         device_events=aggregation.device_event_count,
-        threads_started=threading.active_count() > threads_before,
-        children_ran=_children_usage() != children_before or bool(_live_children() - live_before),
+        threads_started=threading.active_count() > before.threads,
+        children_ran=_children_usage() != before.children_usage
+        or bool(_live_children() - before.live_children),
     )
     if cuda_active:
         notes += device_diagnostics(aggregation)
-    if windowed:
+    if window is not None:
         notes += window.notes()
-    if event_total > max_events:
-        notes.append(diag.events_truncated(max_events, event_total))
+    return notes
+
+
+def _report(
+    recorded: _Recorded,
+    aggregation: Aggregation,
+    notes: list[Note],
+    device: str,
+    activities: list,
+    row_limit: int | None,
+    window: StepWindow | None,
+) -> Report:
+    """The ranked rows, the kernels, the step overview and the context, as a report."""
+    import torch
+    from torch.profiler import ProfilerActivity
+
+    cuda_active = ProfilerActivity.CUDA in activities
     if not aggregation.groups:
         notes.append(diag.no_rows())
     rows, ranking = build_rows(aggregation.groups, device_measured=cuda_active)
-    if windowed and window.window_started:
+    profiled_window = window is not None and window.window_started
+    if profiled_window:
         with gc_paused():
-            attach_step_spreads(rows, steps)
+            attach_step_spreads(rows, recorded.steps)
     row_notes = [n for n in notes if n["code"] in diag.ROW_LEVEL_CODES]
     for row in rows:
         row["diagnostics"] = list(row_notes)
@@ -319,42 +408,30 @@ def profile_workload(
         rows = rows[:row_limit]
     kernels = kernel_rows(aggregation)
     overview = None
-    if step_model is not None and window.window_started:
+    if recorded.step_model is not None and recorded.columns is not None and profiled_window:
         with gc_paused():
-            overview = summaries(columns, step_model, kernels, rows)
-    report = new_report(
+            overview = summaries(recorded.columns, recorded.step_model, kernels, rows)
+    context: Context = {
+        "device": device,
+        "row_limit": row_limit,
+        "total_grouped_operators": total,
+        "ranked_by": ranking,
+        "torch_version": str(torch.__version__),  # a str subclass encoders refuse
+        "activities": [activity.name for activity in activities],
+        "events": len(recorded.events),
+        "events_grouped": aggregation.event_count,
+        "max_events": max_events_allowed(),
+        "device_events": aggregation.device_event_count,
+        **device_context(aggregation, cuda_active),
+        **sums,
+    }
+    if window is not None:
+        context["steps"] = window.context()["steps"]
+    return new_report(
         operators=rows,
-        context={
-            "device": device,
-            "row_limit": row_limit,
-            "total_grouped_operators": total,
-            "ranked_by": ranking,
-            "torch_version": str(torch.__version__),  # a str subclass encoders refuse
-            "activities": [activity.name for activity in activities],
-            "events": event_total,
-            "events_grouped": aggregation.event_count,
-            "max_events": max_events,
-            "device_events": aggregation.device_event_count,
-            **device_context(aggregation, cuda_active),
-            **sums,
-            **(window.context() if windowed else {}),
-        },
+        context=context,
         kernels=kernels,
         overview=overview,
         diagnostics=notes,
         totals={},
     )
-    if on_rows is not None:
-        on_rows(report)
-    if trace_path is not None:
-        try:
-            written, used_fallback = export_trace_atomically(prof, trace_path, raw_events)
-        except (OSError, ValueError) as exc:  # a full disk is no failure of the workload
-            notes.append(diag.trace_unavailable(trace_path, exc))
-        else:
-            report["trace_path"] = str(written)
-            if used_fallback:
-                notes.append(diag.trace_rewritten())
-    if failure is not None:
-        raise WorkloadError(failure, report)
-    return report

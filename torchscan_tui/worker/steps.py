@@ -23,11 +23,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
+from types import FrameType
 from typing import Any
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
+from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
+from torchscan_tui.formats.report_schema import StepsContext
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
 
 
@@ -184,7 +187,7 @@ class StepWindow:
         self.window_started = False
         self.step_seconds = []
 
-    def context(self) -> dict:
+    def context(self) -> dict[str, StepsContext]:
         """What the report says of the steps: how many, which, each one's wall time."""
         return {
             "steps": {
@@ -199,7 +202,7 @@ class StepWindow:
             }
         }
 
-    def notes(self) -> list[dict]:
+    def notes(self) -> list[Note]:
         """Why the profile is not the window asked for, when it is not."""
         if self.ended_on_thread is not None:
             return [
@@ -310,7 +313,8 @@ def after_this_step(then: Callable[[], None]) -> None:
     range (``Optimizer.step#...``, opened by torch's step wrapper) is closed by then. A
     profile function on this thread alone watches for the outermost wrapper's return;
     outside any step, ``then`` runs at once."""
-    frame, wrapper = sys._getframe(1), None
+    frame: FrameType | None = sys._getframe(1)
+    wrapper = None
     while frame is not None:
         code = frame.f_code
         if code.co_name == "wrapper" and code.co_filename.endswith(OPTIMIZER_SOURCE):
@@ -399,10 +403,12 @@ class ScriptProfiler:
                 super().stop()
                 adopter._capture(self)
 
-        torch.profiler.profile = module.profile = AdoptedProfile
+        setattr(torch.profiler, "profile", AdoptedProfile)  # noqa: B010 - a module's class
+        setattr(module, "profile", AdoptedProfile)  # noqa: B010
 
         def undo() -> None:
-            torch.profiler.profile = module.profile = original
+            setattr(torch.profiler, "profile", original)  # noqa: B010
+            setattr(module, "profile", original)  # noqa: B010
 
         return undo
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.analysis.records import Note
 
 THREAD_GRACE_S = 5.0  # how long the worker waits for a workload's threads after the profile
 
@@ -34,7 +35,7 @@ class CompletedCall:
     def __init__(self, fn: Callable[[], Any], description: str):
         self.fn = fn
         self.description = description
-        self.notes: list[dict] = []
+        self.notes: list[Note] = []
 
     def __call__(self) -> Any:
         result = self.fn()
@@ -76,7 +77,7 @@ def join_lingering(before: set[threading.Thread], grace_s: float = THREAD_GRACE_
     return [thread.name for thread in started if thread.is_alive()]
 
 
-def threads_left_running(names: list[str], grace_s: float = THREAD_GRACE_S) -> dict:
+def threads_left_running(names: list[str], grace_s: float = THREAD_GRACE_S) -> Note:
     listed = ", ".join(names)
     return diag.make(
         "threads_left_running",

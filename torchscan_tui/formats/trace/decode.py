@@ -90,7 +90,7 @@ _Args = msgspec.defstruct(
 )
 _Event = msgspec.defstruct(
     "_Event",
-    [*_struct_fields(EVENT_FIELDS), ("args", _Args | None, None)],  # type: ignore[operator]
+    [*_struct_fields(EVENT_FIELDS), ("args", _Args | None, None)],
     gc=False,
 )
 
@@ -161,7 +161,7 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
     Raises ValueError for text that is not JSON at all.
     """
     progress("parsing", 0.0)
-    decoded = _typed(data)
+    decoded: DecodedTrace | object = _typed(data)
     if decoded is None:
         decoded = _from_document(decode_json(data))
     if isinstance(decoded, DecodedTrace) and _loses_digits(decoded.events):

@@ -20,6 +20,7 @@ from collections import Counter
 from decimal import Decimal
 from itertools import repeat
 from operator import add, attrgetter, sub
+from typing import cast
 
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.activities import (
@@ -51,7 +52,7 @@ from torchscan_tui.formats.report import (
     incomplete_run,
     new_report,
 )
-from torchscan_tui.formats.report_schema import Report, accept_rows
+from torchscan_tui.formats.report_schema import Context, Report, accept_rows
 from torchscan_tui.formats.trace.decode import DecodedTrace
 
 KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
@@ -177,7 +178,7 @@ def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
     left_out = {category for category, cls in classes.items() if cls not in KEPT_CLASSES}
     complete = [entry for entry in trace_events if entry.ph == "X" and entry.cat not in left_out]
     named = {category for category in left_out if classes[category] in (UNKNOWN, DEVICE_WAIT)}
-    set_apart = Counter()
+    set_apart: Counter[str] = Counter()
     if named:
         set_apart = Counter(
             canonical[entry.cat] for entry in trace_events if entry.ph == "X" and entry.cat in named
@@ -277,10 +278,8 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
 
 def _decoded_shapes(shapes: object) -> list:
     """A group's input shapes as a list (they arrive as the trace's JSON bytes)."""
-    if isinstance(shapes, bytes):
-        value = decode_json(shapes)
-        return value if isinstance(value, list) else []
-    return shapes
+    value = decode_json(shapes) if isinstance(shapes, bytes) else shapes
+    return value if isinstance(value, list) else []
 
 
 def _distributed(info: object) -> dict:
@@ -343,9 +342,7 @@ def report_from_trace(
         )
     notes += device_diagnostics(aggregation, events.set_apart)
     kernels = kernel_rows(aggregation)
-    return new_report(
-        operators=rows,
-        context={
+    context = {
             "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
             "row_limit": None,
             "total_grouped_operators": len(rows),
@@ -357,7 +354,10 @@ def report_from_trace(
             "device_events": aggregation.device_event_count,
             **device_context(aggregation, device_measured),
             **self_time_sums(rows),
-        },
+        }  # fmt: skip
+    return new_report(
+        operators=rows,
+        context=cast(Context, context),
         kernels=kernels,
         overview=summaries(events, find_steps(events), kernels, rows),
         diagnostics=notes,

@@ -19,6 +19,7 @@ from textual.widgets import Sparkline, Static
 
 from torchscan_tui.common.formatting import MISSING, format_bytes
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.formats.report_schema import ExitStatus, PeakRss
 
 RSS_EXPLANATION = (
     "Peak RSS is the kernel's high-water mark (wait4 ru_maxrss) of the largest single "
@@ -33,8 +34,8 @@ class RssFigures:
     """What the panel shows: the kernel's figure (``rss``, None until the workload
     exits), how the run ended, and the sampled curve. ``pending``: the figure may come."""
 
-    rss: dict | None = None
-    status: dict | None = None
+    rss: PeakRss | None = None
+    status: ExitStatus | None = None
     wall_seconds: float | None = None
     samples: tuple = ()
     leftovers: int = 0

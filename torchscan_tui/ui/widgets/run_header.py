@@ -3,7 +3,9 @@ ranks, steps and self-time sums."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rich.text import Text
 from textual.reactive import reactive
@@ -35,7 +37,7 @@ class Heading:
     totals: str = ""
 
 
-def totals_line(context: dict, shown_rank: int | None = None) -> str:
+def totals_line(context: Mapping[str, Any], shown_rank: int | None = None) -> str:
     """The header's last part: the ranks and whose rows show, the profiled steps, and the
     sums of self time (a narrow terminal cuts them first)."""
     parts = (_ranks_line(context, shown_rank), step_line(context), _self_time_totals(context))
@@ -71,7 +73,7 @@ class RunHeader(OneLine):
         self.show_text(heading_text(heading))
 
 
-def _self_time_totals(context: dict) -> str:
+def _self_time_totals(context: Mapping[str, Any]) -> str:
     """``Σ CPU self 12.345 ms  Σ device self 3.210 ms``: sums over every row, the shares'
     denominators, never a latency (device only where it was measured)."""
     parts = []
@@ -82,7 +84,7 @@ def _self_time_totals(context: dict) -> str:
     return "  ".join(parts)
 
 
-def _ranks_line(context: dict, shown: int | None) -> str:
+def _ranks_line(context: Mapping[str, Any], shown: int | None) -> str:
     """``2 ranks: rank 1 is 85% slower ...`` in a multi-rank session, and whose rows show."""
     ranks = context.get("ranks")
     if not ranks:

@@ -5,24 +5,27 @@ The filter language is in :mod:`.filtering`, the sorts in :mod:`.sorting`.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
 
 from torchscan_tui.analysis.filtering import Filter, FilterError, RowIndex, parse_filter
 from torchscan_tui.analysis.noise import without_noise
-from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.sorting import ROW_SORTS, Sort, SortOrders, ValueOf
+
+# An operator row, a compare row, a kernel row: whatever a table shows, a name and figures.
+RowT = TypeVar("RowT", bound=Mapping[str, Any])
 
 
 @dataclass
-class RowView:
+class RowView(Generic[RowT]):
     """The rows a table shows: all rows, a filter, a sort, and a selection (by row id).
 
     Row ids are positions in ``rows`` (the report's rank order), so a selection survives
     filtering and sorting.
     """
 
-    rows: list[Row] = field(default_factory=list)
+    rows: list[RowT] = field(default_factory=list)
     filter: Filter = field(default_factory=Filter)
     sort: Sort = field(default_factory=Sort)
     selected: set[int] = field(default_factory=set)
@@ -61,7 +64,7 @@ class RowView:
                 self._orders.order(key, descending)
                 yield
 
-    def extend(self, new_rows: Sequence[dict]) -> None:
+    def extend(self, new_rows: Sequence[RowT]) -> None:
         """Add rows that arrive in rank order. In rank order with no filter, the new rows
         simply go at the end, so a stream of batches costs nothing per batch."""
         start = len(self.rows)
@@ -73,7 +76,7 @@ class RowView:
         else:
             self.refresh()
 
-    def set_rows(self, rows: list[dict]) -> None:
+    def set_rows(self, rows: list[RowT]) -> None:
         self.rows = rows
         self.index = RowIndex()
         self.index.add(rows)
@@ -105,11 +108,11 @@ class RowView:
         self.sort = sort
         self.refresh()
 
-    def visible_rows(self) -> list[dict]:
+    def visible_rows(self) -> list[RowT]:
         """The rows shown, in view order."""
         return [self.rows[i] for i in self.visible]
 
-    def row_at(self, position: int) -> dict | None:
+    def row_at(self, position: int) -> RowT | None:
         if 0 <= position < len(self.visible):
             return self.rows[self.visible[position]]
         return None
@@ -139,7 +142,7 @@ class RowView:
         """How many selected rows the filter hides (an export takes them too)."""
         return len(self.selected.difference(self.visible))
 
-    def rows_to_export(self, highlighted: int) -> list[dict]:
+    def rows_to_export(self, highlighted: int) -> list[RowT]:
         """The selected rows in view order, else the highlighted row."""
         if self.selected:
             chosen = [i for i in self.visible if i in self.selected]

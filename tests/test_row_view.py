@@ -11,7 +11,7 @@ from reference_rows import matches, sorted_indices
 from replay import make_row, sample_rows
 
 from torchscan_tui.analysis.filtering import FilterError, parse_filter
-from torchscan_tui.analysis.rows import RowView
+from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import Sort
 from torchscan_tui.formats.report_schema import accept_rows
 
