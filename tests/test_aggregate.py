@@ -10,6 +10,7 @@ import enum
 import threading
 import types
 
+import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
@@ -51,6 +52,7 @@ def _training_steps():
         torch.cat([batch, batch])
 
 
+@pytest.mark.slow
 def test_agrees_with_key_averages_on_a_training_loop():
     aggregation = _compare(_profile(_training_steps))
     step = [g for g in aggregation.groups if g.operator == "step"]

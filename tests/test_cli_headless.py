@@ -12,6 +12,7 @@ from conftest import SAMPLES, torchscan
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", sorted(p.name for p in SAMPLES.glob("*.py")))
 def test_every_sample_workload_gives_a_report(sample, tmp_path):
     out = tmp_path / "report.json"
@@ -29,12 +30,14 @@ def test_every_sample_workload_gives_a_report(sample, tmp_path):
     assert report["trace_path"] is None
 
 
+@pytest.mark.slow
 def test_memory_spike_peak_is_seen(tmp_path):
     out = tmp_path / "r.json"
     assert torchscan(SAMPLES / "memory_spike.py", "--json", out).returncode == 0
     assert json.loads(out.read_text())["totals"]["process_peak_rss"]["value"] > 256 * 2**20
 
 
+@pytest.mark.slow
 def test_arguments_row_limit_and_trace(tmp_path, workloads):
     out, trace = tmp_path / "r.json", tmp_path / "t.json"
     result = torchscan(
@@ -57,6 +60,7 @@ def test_arguments_row_limit_and_trace(tmp_path, workloads):
     assert json.loads(trace.read_text())["traceEvents"]
 
 
+@pytest.mark.slow
 def test_failed_workload_exits_non_zero_with_one_line(tmp_path, workloads):
     out = tmp_path / "r.json"
     result = torchscan(workloads / "raises.py", "--json", out)
@@ -85,6 +89,7 @@ def test_missing_script_is_one_line(tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_a_callable_the_script_lacks_names_the_script_once(tmp_path, workloads):
     """The worker's load error names the file already; the run's message adds nothing."""
     result = torchscan(workloads / "tiny.py", "--callable", "nope", "--json", tmp_path / "r.json")
@@ -135,6 +140,7 @@ def test_the_app_without_a_terminal_says_how_to_run_headless(tmp_path):
     assert "needs a terminal" in result.stderr and "--json OUT" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_device_asked_for_by_name_and_not_there_fails_headless(tmp_path, workloads):
     """Issue 20, bug 8: --device cuda on a CPU-only torch exited 0, silently."""
     out = tmp_path / "r.json"
@@ -168,6 +174,7 @@ def test_the_installed_command_points_at_a_callable_main():
     assert done.returncode == 0 and done.stdout.startswith("usage: torchscan-tui")
 
 
+@pytest.mark.slow
 def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
     """Issue 20, 11: headless on a terminal rewrites its progress line with the sampled
     RSS while run 1 of 2 goes on (a log gets a plain line per phase, tested elsewhere)."""
@@ -202,6 +209,7 @@ def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
     assert "\x1b[1A\r\x1b[K" in text  # rewritten in place, not a line per sample
 
 
+@pytest.mark.slow
 def test_a_long_warm_up_writes_a_few_step_lines_to_a_log_not_one_a_step(workloads, tmp_path):
     """Issue 26, point 12: a 100k-step warm-up wrote one progress line per step to a
     stderr that is no terminal."""

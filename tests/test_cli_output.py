@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 DATA = Path(__file__).parent / "data"
 OSC_TITLE = "\x1b]2;pwned\x07"
 
@@ -19,6 +21,7 @@ def _run(*argv: str, **kwargs) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_a_closed_pipe_ends_the_output_quietly():
     """``torchscan-tui trace | head``: the reader is gone before the rows are printed
     (``head`` gone early; the race the issue saw 2 times in 5, made certain)."""

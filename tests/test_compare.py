@@ -231,6 +231,7 @@ def test_by_operator_merges_each_sides_shapes_before_matching():
     assert "by operator" in text and "aten::mm (shapes merged: 2 → 1)" in text
 
 
+@pytest.mark.slow
 def test_headless_compare_by_operator_of_two_real_runs_whose_batch_changed(tmp_path):
     """Two real profiles of one model at batch 8 and 16: by shape every row is new or
     gone; ``--by operator`` matches each operator on both sides."""

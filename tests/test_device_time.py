@@ -50,6 +50,7 @@ def _device_events(name):
     return [e for e in events if e.get("ph") == "X"]
 
 
+@pytest.mark.slow
 def test_2021_trace_matches_the_tensorboard_plugins_operator_view(reports):
     """Point 1: every operator of the plugin's expected view, by name."""
     report = reports["resnet50_2021_cuda.pt.trace.json.gz"]
@@ -68,6 +69,7 @@ def test_2021_trace_matches_the_tensorboard_plugins_operator_view(reports):
         assert device_us == pytest.approx(op["device_self_duration"], rel=0.01, abs=0.5)
 
 
+@pytest.mark.slow
 def test_2021_trace_kernels_are_device_work_not_cpu_operators(reports):
     report = reports["resnet50_2021_cuda.pt.trace.json.gz"]
     kinds = {row["operator"]: row["kind"] for row in report["operators"]}
@@ -127,6 +129,7 @@ def test_device_time_goes_to_the_op_around_the_launch_not_a_colliding_id(reports
     assert mm["device_self_seconds"] == pytest.approx(45e-6)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ALL_TRACES)
 def test_every_microsecond_of_device_work_lands_in_exactly_one_row(reports, name):
     """Point 4: the rows' device self times add up to all device work in the file."""
@@ -289,6 +292,7 @@ def _slower_kernels(source: Path, destination: Path, factor: float) -> None:
     destination.write_text(json.dumps(document))
 
 
+@pytest.mark.slow
 def test_compare_of_two_traces_compares_and_gates_on_device_time(tmp_path):
     """Only the kernels got slower: CPU time is unchanged, the device gate fails."""
     before = DATA / "trace_diff_control.json.gz"

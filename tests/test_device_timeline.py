@@ -15,6 +15,7 @@ from torchscan_tui.formats.opening import open_profile
 REFERENCE = reference("hta_reference.json")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("trace", sorted(REFERENCE["traces"]))
 def test_each_shared_gpu_traces_breakdown_equals_htas(trace):
     theirs = REFERENCE["traces"][trace]

@@ -17,6 +17,8 @@ import pytest
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.session import Session
 
+pytestmark = pytest.mark.slow  # real workloads: seconds each
+
 # Its trace (~200 KiB) is far more than the room left on the disk.
 WORKLOAD = (
     "import torch\ndef workload():\n    for _ in range(300):\n"

@@ -96,6 +96,7 @@ def source_report(tmp_path_factory):
     return _source_report(tmp_path_factory)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", range(CASES))
 def test_a_mutated_report_opens_or_is_refused_in_one_line(source_report, tmp_path, seed):
     rng = random.Random(seed)

@@ -43,6 +43,7 @@ def test_syntax_error_names_file_and_line(workloads, tmp_path):
     assert f"(at {workloads / 'syntax_error.py'}:3)" in line
 
 
+@pytest.mark.slow
 def test_script_path_starting_with_a_dash(tmp_path):
     script = tmp_path / "-dash.py"
     script.write_text("def workload():\n    import torch\n    torch.ones(2).sum()\n")
@@ -51,6 +52,7 @@ def test_script_path_starting_with_a_dash(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text())["operators"]
 
 
+@pytest.mark.slow
 def test_non_utf8_file_name(tmp_path):
     name = os.fsdecode(b"caf\xe9.py")
     (tmp_path / name).write_text("def workload():\n    import torch\n    torch.ones(3).sum()\n")
@@ -60,6 +62,7 @@ def test_non_utf8_file_name(tmp_path):
     assert report["operators"] and report["workload"]["script"].endswith(".py")
 
 
+@pytest.mark.slow
 def test_timeout_cancels_a_never_ending_workload(workloads, tmp_path):
     pids_file = tmp_path / "pids"
     started = time.monotonic()
@@ -93,6 +96,7 @@ def start_headless_sleeper(workloads, tmp_path, **popen):
     return process, [int(pid) for pid in wait_for_file(pids_file).split()]
 
 
+@pytest.mark.slow
 def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path):
     process, pids = start_headless_sleeper(
         workloads, tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -114,6 +118,7 @@ def test_a_killed_ui_process_takes_the_workload_with_it(workloads, tmp_path):
     assert gone_within(pids, 5)
 
 
+@pytest.mark.slow
 def test_worker_killed_mid_run_is_incomplete_not_success(workloads, tmp_path):
     out = tmp_path / "r.json"
     result = headless(workloads / "dies_in_worker.py", "--json", out)
@@ -125,6 +130,7 @@ def test_worker_killed_mid_run_is_incomplete_not_success(workloads, tmp_path):
     assert report["run"]["complete"] is False
 
 
+@pytest.mark.slow
 def test_workload_closing_the_channel_ends_incomplete(workloads, tmp_path):
     out = tmp_path / "r.json"
     result = headless(workloads / "closes_fds.py", "--json", out)
@@ -133,6 +139,7 @@ def test_workload_closing_the_channel_ends_incomplete(workloads, tmp_path):
     assert json.loads(out.read_text())["run"]["complete"] is False
 
 
+@pytest.mark.slow
 def test_keyboard_interrupt_in_workload_delivers_rows_and_code(workloads, tmp_path):
     out = tmp_path / "r.json"
     result = headless(workloads / "interrupts.py", "--json", out)
@@ -151,6 +158,7 @@ def test_partial_last_message_is_discarded():
     os.close(read_fd)
 
 
+@pytest.mark.slow
 def test_a_huge_message_does_not_deadlock_the_reader():
     row = make_row("x" * 1000, [[1] * 1000] * 2000, 1, 0.5)
     message = {"type": "rows", "rows": [row] * 5}
@@ -182,6 +190,7 @@ def test_sigkill_is_named_out_of_memory_when_the_cgroup_counter_rose_fake_cgroup
     assert ExitStatus.from_wait_status(signal.SIGKILL).describe() == "killed by SIGKILL"
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
     pids_file = tmp_path / "pids"
@@ -222,6 +231,7 @@ def test_terminal_hangup_leaves_nothing_running(workloads, tmp_path):
     assert gone_within([app], 5), "the app outlived its terminal"
 
 
+@pytest.mark.slow
 def test_forged_channel_messages_fail_the_run_and_keep_its_rows(workloads, tmp_path):
     """Issue 16, point 4: a workload writing message-shaped lines to fds 3-20 reached the
     channel and crashed a headless run (KeyError, no report). Now the first message that
@@ -270,6 +280,7 @@ def _survivors(name: bytes = b"torchscan-hop") -> int:
     return count
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cancel", [False, True])
 def test_a_pid_hopping_daemon_is_ended_whole(workloads, tmp_path, cancel):
     """Issue 16, point 11: a daemon that setsid()s, ignores SIGTERM and SIGHUP and

@@ -69,6 +69,7 @@ SUMMARY = {"rank": 0, "rows": 1, "host_cpu_self_seconds": 0.001, "host_collectiv
            "host_compute_seconds": 0.001, "operators": [ROW]}  # fmt: skip
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("report", "message"),
     [

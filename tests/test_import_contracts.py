@@ -45,6 +45,7 @@ def copy_with(tmp_path: Path, module: str, line: str) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "line", "broken"),
     [

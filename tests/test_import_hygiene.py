@@ -54,6 +54,7 @@ def loaded_after_import(module: str) -> set[str]:
     return set(result.stdout.split())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", ENGINE_MODULES)
 def test_engine_module_imports_neither_textual_rich_nor_torch(module):
     loaded = loaded_after_import(module)
@@ -66,11 +67,13 @@ def test_worker_module_imports_no_ui(module):
     assert not {"textual", "rich"} & loaded
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("module", UI_SIDE_MODULES)
 def test_ui_and_cli_modules_never_import_torch(module):
     assert "torch" not in loaded_after_import(module)
 
 
+@pytest.mark.slow
 def test_the_ui_process_never_imports_torch(tmp_path):
     """Import the app and run it on a live workload in a subprocess: torch stays out."""
     script = tmp_path / "work.py"

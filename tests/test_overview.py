@@ -97,6 +97,7 @@ def test_nccl_kernels_are_communication_where_the_plugin_misses_them():
     assert "communication_bound" in [item["code"] for item in ours["recommendations"]]
 
 
+@pytest.mark.slow
 def test_a_self_profiling_script_that_sleeps_shows_the_sleep_as_other(workloads, tmp_path):
     out = tmp_path / "report.json"
     result = torchscan(workloads / "profiles_itself_sleeping.py", "--json", out)
@@ -109,6 +110,7 @@ def test_a_self_profiling_script_that_sleeps_shows_the_sleep_as_other(workloads,
     assert "idle" in [item["code"] for item in overview["recommendations"]]
 
 
+@pytest.mark.slow
 def test_a_live_windows_steps_agree_with_the_scripts_own_timer(workloads, tmp_path):
     """workload() ends each step with a 20 ms sleep and times call to call itself; the
     header's step times and the overview's steps are one timing and agree with it."""

@@ -25,6 +25,7 @@ def test_peak_rss_is_the_kernel_figure_in_bytes(python, workloads):
     assert 0 < metric["launcher_floor"] < 40 * MiB
 
 
+@pytest.mark.slow
 def test_large_caller_does_not_inflate_the_child(python, workloads):
     ballast = bytearray(1024 * MiB)
     for index in range(0, len(ballast), 4096):
@@ -186,6 +187,7 @@ def test_non_executable_command_raises_permission_error(tmp_path):
         measure_peak_rss([str(script)])
 
 
+@pytest.mark.slow
 def test_output_lines_are_kept_as_a_terminal_leaves_them(python, workloads):
     """Issue 26, point 11: a progress bar's 25 MB of carriage-return updates (tqdm) came
     as 6,000 pieces of 4 KiB, and l then took seconds to draw them. A carriage return

@@ -36,6 +36,7 @@ def rank_traces(tmp_path_factory):
     return folder
 
 
+@pytest.mark.slow
 def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
     seen = []
     report, source = open_rank_directory(rank_traces, lambda done, of: seen.append((done, of)))
@@ -58,6 +59,7 @@ def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
     assert spreads == sorted(spreads, reverse=True)
 
 
+@pytest.mark.slow
 def test_one_ranks_several_traces_are_not_a_multi_rank_session(rank_traces, tmp_path,
                                                               monkeypatch):  # fmt: skip
     """Told from the traces' heads, before any is parsed (the picker's case must not wait
@@ -74,6 +76,7 @@ def test_one_ranks_several_traces_are_not_a_multi_rank_session(rank_traces, tmp_
     assert open_rank_directory(tmp_path) is None  # rank 0 twice: the picker's case
 
 
+@pytest.mark.slow
 def test_a_ranks_trace_is_found_by_its_head_whatever_its_name(rank_traces):
     from torchscan_tui.formats.ranks import rank_hint
 
@@ -84,6 +87,7 @@ def test_a_ranks_trace_is_found_by_its_head_whatever_its_name(rank_traces):
     assert rank_hint(renamed / "worker-b.json") == 1
 
 
+@pytest.mark.slow
 def test_the_command_shows_and_converts_a_rank_directory(rank_traces, tmp_path):
     shown = torchscan(rank_traces)
     assert shown.returncode == 0, shown.stderr
@@ -117,6 +121,7 @@ def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
     assert line.endswith("most in aten::mm [[2]]")  # a collective is waiting, not the cause
 
 
+@pytest.mark.slow
 def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, tmp_path):
     report, _ = open_rank_directory(rank_traces)
     faster = json.loads(json.dumps(report))
@@ -134,6 +139,7 @@ def test_two_multi_rank_sessions_compare_overall_and_rank_by_rank(rank_traces, t
     assert diff["rows"]  # and overall, by the cross-rank rows
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("ranks", [2, 4])
 def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_path, ranks):
     """Issue 19, 1: --nproc-per-node N runs both passes under torch.distributed.run
@@ -152,6 +158,7 @@ def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_pa
     assert any(row["operator"] == "aten::mm" for row in report["operators"])
 
 
+@pytest.mark.slow
 def test_two_equal_ranks_have_no_straggler(tmp_path):
     """Both ranks do the same work: the gap between them is within the threshold and
     their own step-to-step spread, and the line says there is no straggler."""
@@ -193,6 +200,7 @@ def test_the_straggler_is_named_only_beyond_the_threshold_and_the_step_spread():
     assert verdict["step_spread"] == pytest.approx(0.0)
 
 
+@pytest.mark.slow
 def test_a_gpu_rank_directory_matches_hta_rank_by_rank(tmp_path):
     """Two GPU ranks made from a real NCCL trace (tests/rank_pair.py: rank 1 reaches the
     all-reduces late): each rank's device idle / compute / non-compute and overlap equal
@@ -220,6 +228,7 @@ def test_a_gpu_rank_directory_matches_hta_rank_by_rank(tmp_path):
     assert "evidence: rank 1's main collective kernel" in shown.stdout
 
 
+@pytest.mark.slow
 def test_a_rank_that_dies_fails_the_run_and_says_which(tmp_path):
     done = torchscan("--nproc-per-node", "2", WORKLOADS / "rank_dies.py", "--json",
                      tmp_path / "r.json")  # fmt: skip
@@ -249,6 +258,7 @@ def test_torchruns_root_cause_names_the_rank_and_its_signal():
     assert torchrun_failure(["plain failure"], []) is None
 
 
+@pytest.mark.slow
 def test_multi_node_options_pass_through_to_torchrun(tmp_path):
     """--nnodes, --node-rank and --rdzv-* reach torchrun as given (one node here, with an
     explicit c10d rendezvous); without them a run is --standalone."""
@@ -269,6 +279,7 @@ def test_multi_node_options_pass_through_to_torchrun(tmp_path):
     assert "--standalone" not in command and len(report["ranks"]["per_rank"]) == 2
 
 
+@pytest.mark.slow
 def test_a_torchrun_jobs_rows_stream_in_per_rank_while_the_job_runs(tmp_path):
     """Issue 19, 1: each rank's rows, tagged with its rank, reach the session while the
     job still runs (rank 1 works 4 s longer than rank 0); once every rank is done the
@@ -300,6 +311,7 @@ def test_a_torchrun_jobs_rows_stream_in_per_rank_while_the_job_runs(tmp_path):
     assert finished.report["operators"] == replaced[0].rows
 
 
+@pytest.mark.slow
 def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     """Issue 19, 1, multi-node: two torchscan-tui processes, one per "node" (--nnodes 2,
     one rank each, a c10d rendezvous on localhost), each profile its node's rank, whose
@@ -352,6 +364,7 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     assert sorted(ranks) == [0, 1]
 
 
+@pytest.mark.slow
 def test_a_workload_that_attacks_its_ranks_files_gets_a_whole_report(tmp_path):
     """Issue 26, point 2: a FIFO named like a rank channel hung the follower, a link to
     /dev/zero was read until memory ran out, a deleted folder ended the run with a
@@ -368,6 +381,7 @@ def test_a_workload_that_attacks_its_ranks_files_gets_a_whole_report(tmp_path):
     assert all(summary["operators"] and summary["peak_rss"] for summary in per_rank)
 
 
+@pytest.mark.slow
 def test_a_rank_killed_outright_is_named_with_its_signal_first(tmp_path):
     """Issue 26, point 9: 'rank 0: ended without a complete result; rank 1: ended
     without a complete result' while torchrun's own report named rank 1 and SIGKILL."""
@@ -379,6 +393,7 @@ def test_a_rank_killed_outright_is_named_with_its_signal_first(tmp_path):
     assert "ended without a complete result" not in last
 
 
+@pytest.mark.slow
 def test_rss_steps_ends_every_rank_of_a_torchrun_job_at_that_step(tmp_path):
     """Issue 26, point 6: --rss-steps was dropped for torchrun jobs (every rank ran all
     its steps) while the label said 'up to step K'."""
@@ -392,6 +407,7 @@ def test_rss_steps_ends_every_rank_of_a_torchrun_job_at_that_step(tmp_path):
     assert "(up to step 3)" in done.stderr
 
 
+@pytest.mark.slow
 def test_a_folder_with_ranks_of_two_jobs_is_refused_naming_them(rank_traces, tmp_path):
     """Issue 26, point 8: ranks of a world-size-2 job and of a world-size-4 job in one
     reused log folder opened as one '4 ranks' session, with no note."""
@@ -410,6 +426,7 @@ def test_a_folder_with_ranks_of_two_jobs_is_refused_naming_them(rank_traces, tmp
     assert shown.returncode == 2 and "more than one job" in shown.stderr
 
 
+@pytest.mark.slow
 def test_a_ranks_cut_trace_makes_the_session_incomplete_and_says_so(rank_traces, tmp_path):
     """Issue 26, point 8: a rank whose trace was cut short lost its note, and the text
     output never said the session was incomplete."""

@@ -175,6 +175,7 @@ def steps_per_pass(log) -> list[int]:
     return list(pids.values())
 
 
+@pytest.mark.slow
 def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workloads, tmp_path):
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
     result = torchscan(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
@@ -200,6 +201,7 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
         assert f"torchscan-tui: run 2 of 2, the profile: step {step} of 5 (" in result.stderr
 
 
+@pytest.mark.slow
 def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
     result = torchscan(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
@@ -213,6 +215,7 @@ def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
     assert "(up to step 5)" in result.stderr
 
 
+@pytest.mark.slow
 def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
     log, out = tmp_path / "calls.log", tmp_path / "r.json"
     result = torchscan(workloads / "counts_calls.py", "--json", out, "--steps", "3", "--", log)
@@ -226,6 +229,7 @@ def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
     assert not any(name.startswith("[torchscan]") for name in calls)  # markers are not rows
 
 
+@pytest.mark.slow
 def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_path):
     out = tmp_path / "r.json"
     result = torchscan(workloads / "script_only.py", "--json", out)
@@ -235,6 +239,7 @@ def test_a_script_without_steps_is_profiled_whole_with_a_note(workloads, tmp_pat
     assert report["context"]["steps"]["whole_run"] and report["operators"]
 
 
+@pytest.mark.slow
 def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workloads, tmp_path):
     """Issue 18, 1: nesting a second profiler gave 0 rows. The script's own schedule
     (wait 1, warm-up 1, active 3) is the window; its trace handler still runs; the run
@@ -256,6 +261,7 @@ def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workl
     assert all(row["cpu_self_seconds_per_step"]["steps"] == 3 for row in report["operators"])
 
 
+@pytest.mark.slow
 def test_steps_on_another_thread_end_the_window_without_a_hang(workloads, tmp_path):
     """Issue 26, point 5: the window's end was raised on the consumer thread, killed it,
     and the run hung until --timeout; --rss-steps hung the peak pass the same way."""
@@ -271,6 +277,7 @@ def test_steps_on_another_thread_end_the_window_without_a_hang(workloads, tmp_pa
     assert report["run"]["rss_status"]["rss_steps"] == 3
 
 
+@pytest.mark.slow
 def test_rss_steps_stops_a_script_that_swallows_every_exception(workloads, tmp_path):
     """Issue 26, point 6: a script that catches BaseException around each step swallowed
     the stop, ran on, and the peak still said "up to step K"."""
@@ -284,6 +291,7 @@ def test_rss_steps_stops_a_script_that_swallows_every_exception(workloads, tmp_p
     assert report["context"]["steps"]["profiled"] == 5  # the window's steps still
 
 
+@pytest.mark.slow
 def test_rss_steps_past_the_scripts_end_says_the_whole_run(workloads, tmp_path):
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
     result = torchscan(workloads / "swallows_everything.py", "--json", out, "--rss-steps",
@@ -294,6 +302,7 @@ def test_rss_steps_past_the_scripts_end_says_the_whole_run(workloads, tmp_path):
     assert "(the whole run: it ended before step 50)" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_wrapper_optimizers_step_counts_once(workloads, tmp_path):
     """Issue 26, point 7: Lookahead's step() calls its inner optimizer's step(): each
     iteration counted twice, so the window ended after half its steps."""
@@ -306,6 +315,7 @@ def test_a_wrapper_optimizers_step_counts_once(workloads, tmp_path):
     assert calls["Optimizer.step#Lookahead.step"] == 5
 
 
+@pytest.mark.slow
 def test_a_self_profiling_script_with_a_long_schedule_runs_until_its_profile_is_in(
     workloads, tmp_path
 ):
@@ -323,6 +333,7 @@ def test_a_self_profiling_script_with_a_long_schedule_runs_until_its_profile_is_
     assert "steps ProfilerStep#10-14 of the script's own torch.profiler" in result.stderr
 
 
+@pytest.mark.slow
 def test_a_self_profiling_script_whose_profiler_never_records_says_so(workloads, tmp_path):
     """Issue 26, point 7: its schedule never became active, and the report claimed
     "steps 2-6" over 7 rows of model initialisation."""
@@ -337,6 +348,7 @@ def test_a_self_profiling_script_whose_profiler_never_records_says_so(workloads,
     assert "steps 2-6" not in result.stderr and "whole run profiled" in result.stderr
 
 
+@pytest.mark.slow
 def test_only_the_window_is_recorded_and_its_trace_reopens_to_the_runs_rows(workloads,
                                                                             tmp_path):  # fmt: skip
     """Issue 26, point 12 and issue 28, point 6: the profiler recorded the warm-up too (a

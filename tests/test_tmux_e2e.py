@@ -18,6 +18,7 @@ from benchmarks._terminal import Terminal
 
 pytestmark = [
     pytest.mark.tmux,
+    pytest.mark.slow,
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 

@@ -11,6 +11,8 @@ from channel import read_dicts
 
 from torchscan_tui.run import protocol
 
+pytestmark = pytest.mark.slow  # real workloads: seconds each
+
 
 def run_worker(script, *extra, args=()):
     read_fd, write_fd = os.pipe()

@@ -10,6 +10,8 @@ import time
 
 import pytest
 
+pytestmark = pytest.mark.slow  # real workloads: seconds each
+
 WORKLOADS = {
     "async_workload.py": "import torch\nasync def workload():\n"
     "    torch.ones(4, 4).mm(torch.ones(4, 4))\n",

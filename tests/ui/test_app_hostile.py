@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from conftest import WORKLOADS  # noqa: I001 - tests/ is on sys.path
 from proc_helpers import alive
 from replay import ReplaySource, recorded_events, replay_source
@@ -59,6 +60,7 @@ async def test_an_output_flood_is_bounded_and_counted(wait):
         assert len(app.main_screen.view.visible) == 8
 
 
+@pytest.mark.slow
 async def test_tiny_terminals_and_resizing_never_crash(wait):
     hold = __import__("threading").Event()
     app = create_app(source=replay_source(hold=hold), show_clock=False)
@@ -94,6 +96,7 @@ async def test_quit_during_a_live_run_is_quick_and_leaves_nothing(until, tmp_pat
     assert not any(alive(pid) for pid in pids)
 
 
+@pytest.mark.slow
 async def test_cancel_a_live_run_then_rerun_reads_cancelled(wait, until, tmp_path):
     pids_file = tmp_path / "pids"
     config = RunConfig(

@@ -6,6 +6,7 @@ import csv
 import json
 import threading
 
+import pytest
 from replay import ReplaySource, make_row, recorded_events, replay_source, sample_rows
 from textual import events
 from textual.widgets import Input
@@ -98,6 +99,7 @@ async def test_the_status_line_says_when_no_row_has_come(wait, held):
         assert status_text(app).startswith("no rows: the run ended before any came · sort")
 
 
+@pytest.mark.slow
 async def test_filter_by_shape_word_and_wildcard(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -119,6 +121,7 @@ async def test_filter_by_shape_word_and_wildcard(wait):
         assert app.focused is app.main_screen.table
 
 
+@pytest.mark.slow
 async def test_a_bad_filter_says_so_once_typing_pauses_and_hides_nothing(wait, until):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -136,6 +139,7 @@ async def test_a_bad_filter_says_so_once_typing_pauses_and_hides_nothing(wait, u
         assert not error.has_class("visible")
 
 
+@pytest.mark.slow
 async def test_an_unfinished_filter_finished_in_time_never_shows_an_error(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -196,6 +200,7 @@ async def test_device_sort_with_recorded_cuda_rows_mock_gpu(wait):
         assert visible_names(app)[0] == "aten::addmm"
 
 
+@pytest.mark.slow
 async def test_movement_keys(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -238,6 +243,7 @@ async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
         assert not pane.display
 
 
+@pytest.mark.slow
 async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -259,6 +265,7 @@ async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
         assert app.main_screen.view.sort.key == "calls"  # not a sortable column: nothing changes
 
 
+@pytest.mark.slow
 async def test_space_selects_and_a_selects_all_visible(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -272,6 +279,7 @@ async def test_space_selects_and_a_selects_all_visible(wait):
         assert app.main_screen.view.selected == {0, 1, 5}
 
 
+@pytest.mark.slow
 async def test_export_selected_rows_to_csv_and_confirm_overwrite(wait, tmp_path):
     app = create_app(source=replay_source(), show_clock=False)
     target = tmp_path / "rows.csv"
@@ -298,6 +306,7 @@ async def test_export_selected_rows_to_csv_and_confirm_overwrite(wait, tmp_path)
         assert len(list(csv.DictReader(target.open()))) == 2
 
 
+@pytest.mark.slow
 async def test_export_highlighted_row_as_markdown_and_json(wait, tmp_path):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -426,6 +435,7 @@ async def test_log_pane_toggles_and_holds_the_output(wait):
         assert text.index("run 1") < text.index("line one") < text.index("run 2")
 
 
+@pytest.mark.slow
 async def test_help_lists_every_key(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -488,6 +498,7 @@ async def test_painted_lines_follow_selection_and_cursor(wait):
         assert style_of(table.render_line(1)) != style_of(first)  # the selected style
 
 
+@pytest.mark.slow
 async def test_a_filter_longer_than_the_box_scrolls_to_the_cursor(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(60, 24)) as pilot:
@@ -610,6 +621,7 @@ async def test_the_header_shows_the_total_cpu_self_time(wait):
         assert f"Σ CPU self {format_seconds(total)}" in str(app.query_one("#run-header").render())
 
 
+@pytest.mark.slow
 async def test_selection_keys_a_and_shift_a_and_escape_twice(wait):
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 30)) as pilot:
@@ -634,6 +646,7 @@ async def test_selection_keys_a_and_shift_a_and_escape_twice(wait):
         assert "hidden by the filter" in notes
 
 
+@pytest.mark.slow
 async def test_h_hides_the_noise_rows_and_says_so(wait):
     """Issue 20, 12: one key hides [memory] rows and views; the status line says so."""
     rows = [
@@ -653,6 +666,7 @@ async def test_h_hides_the_noise_rows_and_says_so(wait):
         assert len(visible_names(app)) == 3 and "noise hidden" not in status_text(app)
 
 
+@pytest.mark.slow
 async def test_r_keeps_the_last_result_dimmed_and_x_returns_to_it(wait, until):
     """Issue 20, 17: r kept nothing on screen until the new rows came, and x then left
     "no rows". Now the last result stays, dimmed, and a cancel goes back to it."""

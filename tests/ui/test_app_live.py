@@ -7,11 +7,14 @@ import os
 import tempfile
 from pathlib import Path
 
+import pytest
 from conftest import WORKLOADS
 from textual.widgets import Input
 
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.ui.app import create_app
+
+pytestmark = pytest.mark.slow  # real workloads: seconds each
 
 
 async def test_live_run_of_a_real_workload_then_export(wait, tmp_path):

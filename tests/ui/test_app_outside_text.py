@@ -83,6 +83,7 @@ def _hostile_report() -> dict:
     }
 
 
+@pytest.mark.slow
 async def test_hostile_report_fields_are_shown_literally_everywhere(until, tmp_path):
     app = create_app(report=_hostile_report(), report_path="a[/x].json", show_clock=False)
     async with app.run_test(size=(160, 40), notifications=True) as pilot:
@@ -110,6 +111,7 @@ async def test_hostile_report_fields_are_shown_literally_everywhere(until, tmp_p
         _assert_shown_literally(_screen_text(app))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("message", HOSTILE)
 async def test_a_failed_runs_message_is_a_literal_notice(wait, message):
     events = recorded_events(outcome="failed")
@@ -144,6 +146,7 @@ async def test_the_picker_names_files_literally(tmp_path):
         assert "[red]x.json" in svg and "runs[b]" in svg
 
 
+@pytest.mark.slow
 async def test_the_compare_screen_shows_outside_text_literally(until, tmp_path):
     from torchscan_tui.analysis.compare import compare_reports
     from torchscan_tui.ui.app import create_app

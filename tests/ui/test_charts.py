@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from replay import make_row, replay_source
 from textual.widgets import Static
 
@@ -21,6 +22,7 @@ def chart_text(app) -> str:
     return title + "\n" + "\n".join(line.text for line in lines)
 
 
+@pytest.mark.slow
 async def test_chart_shows_top_operators_follows_the_filter_and_switches_field():
     app = create_app(source=replay_source(), show_clock=False)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -48,6 +48,7 @@ def test_filter_and_sort_are_plain_functions():
     )
 
 
+@pytest.mark.slow
 async def test_kernel_view_filters_sorts_and_exports(until, tmp_path):
     report, source = open_profile(DATA / "alexnet_cuda.json.gz")
     app = create_app(report=report, report_path=source, show_clock=False)

@@ -65,6 +65,7 @@ async def test_at_80_columns_a_cpu_run_gives_the_device_column_to_the_names(wait
         assert any("No device time" in n.message for n in app._notifications)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
 async def test_the_footer_shows_whole_keys_the_most_used_first(wait, width):
     app = create_app(source=replay_source(rows=sample_rows(with_device=True)), show_clock=False)

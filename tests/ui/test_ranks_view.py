@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from replay import make_row
 
 from torchscan_tui.formats.ranks import multi_rank_report
@@ -44,6 +45,7 @@ async def test_the_header_names_the_straggler_and_a_row_every_rank():
         assert "rank 0 1.000 ms, rank 1 9.000 ms" in detail
 
 
+@pytest.mark.slow
 async def test_r_shows_one_ranks_rows_and_back_and_a_save_keeps_the_session(tmp_path):
     from textual.widgets import Input, OptionList
 

@@ -6,6 +6,7 @@ import csv
 import threading
 from pathlib import Path
 
+import pytest
 from replay import make_row, replay_source
 from textual.widgets import Button, Input
 
@@ -40,6 +41,7 @@ def saved_big_report(folder, count: int, first_page: int = 100):
     return rows, *open_profile_paged(folder / "big.json", first_page=first_page)[:3]
 
 
+@pytest.mark.slow
 async def test_save_reopen_export_round_trip(wait, tmp_path):
     app = create_app(source=replay_source(), show_clock=False)
     saved = tmp_path / "my session.json"
@@ -79,6 +81,7 @@ async def test_save_reopen_export_round_trip(wait, tmp_path):
     assert len(live) == 8
 
 
+@pytest.mark.slow
 async def test_a_big_report_shows_its_first_page_then_every_row(wait, tmp_path):
     """Only the first page is decoded before the app starts; the app decodes the rest
     (in slices, between frames) and ends with every row, in rank order, in its view and
@@ -129,6 +132,7 @@ async def test_a_reopened_report_paints_its_first_rows_without_its_thread(wait, 
         assert app.main_screen.state.message == "300 rows from a saved report"
 
 
+@pytest.mark.slow
 async def test_leaving_while_rows_still_decode_is_quiet(until, tmp_path):
     """The app torn down mid-load (as run_test and a closing terminal do): the decode
     ticks still pending find no widgets and stop, instead of raising NoMatches."""
