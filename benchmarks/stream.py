@@ -3,9 +3,9 @@
 A forked child plays the worker: it builds the rows (not timed) and sends them with the
 worker's own ``send_report`` on a pipe; the parent reads them with ``read_messages`` as the
 session does. Timed from the moment the child starts sending to the moment the parent has
-decoded the last row. Baseline: the same path with the stdlib json codec (what the channel
-falls back to without msgspec); ours: the codec the channel uses when msgspec is present.
-The parent checks it got every row, equal to what was sent.
+decoded the last row. Baseline: the same batches as lines of the stdlib json codec (what
+the channel used before msgspec); ours: the channel itself (msgspec structs). The parent
+checks it got every row, equal to what was sent.
 
 For reference it also times the issue's own yardstick, a bare msgspec pipe (all rows
 encoded as one message, written, read to the end, decoded once with the collector off,
@@ -19,13 +19,14 @@ is printed as a ratio to it as well (the target's ratio: 0.2 / 0.15 = 1.33).
 from __future__ import annotations
 
 import gc
+import json
 import os
 import statistics
 import time
 from collections.abc import Callable
 
 from torchscan_tui.run import protocol
-from torchscan_tui.run.protocol import ChannelWriter, read_messages
+from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter, RowsMessage, read_messages
 from torchscan_tui.worker.main import send_report
 
 from ._timing import benchmark_args, minor_faults, print_fault_share, report
@@ -63,7 +64,7 @@ def timed_transfer(
     return finished - started  # perf_counter is system-wide (CLOCK_MONOTONIC) on Linux
 
 
-def stream_once(rows: list[dict], use_msgspec: bool, faults: list[int] | None = None) -> float:
+def stream_once(rows: list[dict], faults: list[int] | None = None) -> float:
     """Our channel: the worker's ``send_report``, the session's ``read_messages``."""
 
     def send(fd: int, own_rows: list[dict]) -> None:
@@ -74,19 +75,32 @@ def stream_once(rows: list[dict], use_msgspec: bool, faults: list[int] | None = 
         received = []
         faults_before = minor_faults()
         for message in read_messages(fd):
-            if message["type"] == "rows":
-                received.extend(message["rows"])
+            if isinstance(message, RowsMessage):
+                received.extend(message.rows)
         if faults is not None:
             faults.append(minor_faults() - faults_before)
         return received
 
-    saved = protocol._msgspec, protocol._ENCODER
-    if not use_msgspec:
-        protocol._msgspec, protocol._ENCODER = None, None
-    try:
-        return timed_transfer(rows, send, receive)
-    finally:
-        protocol._msgspec, protocol._ENCODER = saved
+    return timed_transfer(rows, send, receive)
+
+
+def stdlib_json_lines(rows: list[dict]) -> float:
+    """The baseline: the same batches, a line of stdlib JSON each."""
+
+    def send(fd: int, own_rows: list[dict]) -> None:
+        with os.fdopen(fd, "wb") as pipe:
+            for start in range(0, len(own_rows), ROW_BATCH):
+                batch = {"type": "rows", "rows": own_rows[start : start + ROW_BATCH]}
+                pipe.write(json.dumps(batch).encode() + b"\n")
+
+    def receive(fd: int) -> list[dict]:
+        received = []
+        with os.fdopen(fd, "rb", closefd=False) as pipe:
+            for line in pipe:
+                received.extend(json.loads(line)["rows"])
+        return received
+
+    return timed_transfer(rows, send, receive)
 
 
 def bare_msgspec_pipe(rows: list[dict]) -> float:
@@ -111,12 +125,12 @@ def bare_msgspec_pipe(rows: list[dict]) -> float:
 def main() -> None:
     args = benchmark_args("rows", repeats=5)
     rows = synthetic_rows(args.rows)
-    size = len(protocol.encode({"type": "rows", "rows": rows})) / 2**20
+    size = len(protocol.encode(RowsMessage(rows))) / 2**20
     print(f"{args.rows:,} rows, {size:.1f} MiB of JSON on the channel")
     base, mine, faults, bare = [], [], [], []
     for _ in range(args.repeats):
-        base.append(stream_once(rows, use_msgspec=False))
-        mine.append(stream_once(rows, use_msgspec=True, faults=faults))
+        base.append(stdlib_json_lines(rows))
+        mine.append(stream_once(rows, faults=faults))
         bare.append(bare_msgspec_pipe(rows))
     print_fault_share("receiving", faults)
     report(

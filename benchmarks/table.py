@@ -63,7 +63,8 @@ def replay(rows: list[dict]) -> ReplaySource:
         "ranked_by": "cpu_self_seconds",
         "cpu_self_seconds_sum": 1.0,
     }
-    events = [PhaseChanged("receiving"), ProfileMeta(context, [], {}, None)]
+    head = {"context": context, "diagnostics": [], "totals": {}, "trace_path": None}
+    events = [PhaseChanged("receiving"), ProfileMeta(head)]
     events += [RowsReceived(rows[i : i + 1000]) for i in range(0, len(rows), 1000)]
     events.append(RunFinished("done", "", {"operators": rows}, True))
     return ReplaySource(events)

@@ -22,8 +22,9 @@ MiB = 2**20
 
 
 class ReplaySource:
-    """Emits recorded events. With ``hold``, waits before the last event until released
-    or cancelled, so tests can watch (and cancel) a run in progress."""
+    """Emits recorded events. With ``hold``, waits before the peak pass (the first
+    ``measuring``; else the last event) until released or cancelled, so tests can watch
+    (and cancel) a run in progress, its rows in."""
 
     rerunnable = True
     timed = True
@@ -41,7 +42,7 @@ class ReplaySource:
         self.device = device
         self.hold = hold
         self.runs = 0
-        self.holding = threading.Event()  # set once every event but the last is out
+        self.holding = threading.Event()  # set once every event before the hold is out
         self._cancelled = threading.Event()
 
     def ready_events(self) -> list[Event]:
@@ -50,7 +51,10 @@ class ReplaySource:
     def run(self, emit: Emit) -> None:
         self.runs += 1
         self._cancelled.clear()
-        *body, last = self.events
+        measuring = [i for i, event in enumerate(self.events)
+                     if i and event == PhaseChanged("measuring")]  # fmt: skip
+        held = measuring[0] if measuring else len(self.events) - 1
+        body, rest = self.events[:held], self.events[held:]
         for event in body:
             emit(event)
         self.holding.set()
@@ -58,17 +62,22 @@ class ReplaySource:
             while not self.hold.is_set() and not self._cancelled.is_set():
                 self.hold.wait(0.01)
         if self._cancelled.is_set():
+            last = self.events[-1]
             report = last.report if isinstance(last, RunFinished) else {}
             emit(PhaseChanged("cancelled"))
             emit(RunFinished("cancelled", "cancelled", report, False))
             return
-        emit(last)
+        for event in rest:
+            emit(event)
 
     def damaged_end(self, detail: str | None = None) -> RunFinished:
         raise AssertionError(f"a replay sends no rows as text ({detail})")
 
     def cancel(self) -> None:
         self._cancelled.set()
+
+    def stop_peak(self) -> bool:
+        return False  # a replay's peak pass is recorded: nothing to stop
 
     def cleanup(self) -> None:
         pass
@@ -143,22 +152,24 @@ def recorded_events(
         workload={"script": "replay.py"},
         run={"complete": outcome == "done"},
     )
-    events = [PhaseChanged("measuring")]
-    events += [OutputLine("workload", "stdout", line) for line in output]
-    events.append(
-        RssMeasured(
-            {"value": 300 * MiB, "launcher_floor": 11 * MiB, "unit": "bytes"},
-            {"description": "exited with status 0", "exit_code": 0},
-            2.5,
-            [[0.1 * i, (50 + 25 * i) * MiB] for i in range(10)],
-        )
-    )
-    events.append(PhaseChanged("profiling"))
+    # As a live run goes: the profile first, then the peak pass.
+    events: list[Event] = [PhaseChanged("profiling")]
+    events += [OutputLine("profiler", "stdout", line) for line in output]
     head = {"context": context, "diagnostics": diagnostics or [], "trace_path": trace_path}
     events.append(ProfileMeta({**head, "overview": overview} if overview else head))
     events.append(PhaseChanged("receiving"))
     events.append(RowsReceived(rows[:5]))
     events.append(RowsReceived(rows[5:]))
+    if outcome == "done":  # a failed profile has no peak pass after it
+        events.append(PhaseChanged("measuring"))
+        events.append(
+            RssMeasured(
+                {"value": 300 * MiB, "launcher_floor": 11 * MiB, "unit": "bytes"},
+                {"description": "exited with status 0", "exit_code": 0},
+                2.5,
+                [[0.1 * i, (50 + 25 * i) * MiB] for i in range(10)],
+            )
+        )
     message = f"{len(rows)} rows from replay.py" if outcome == "done" else "replay.py: boom"
     # The source that wrote the trace holds it open, as a live session does.
     kept = KeptTrace.keep(trace_path) if trace_path else None

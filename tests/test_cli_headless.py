@@ -177,7 +177,7 @@ def test_the_installed_command_points_at_a_callable_main():
 @pytest.mark.slow
 def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
     """Issue 20, 11: headless on a terminal rewrites its progress line with the sampled
-    RSS while run 1 of 2 goes on (a log gets a plain line per phase, tested elsewhere)."""
+    RSS while run 2 of 2 goes on (a log gets a plain line per phase, tested elsewhere)."""
     import os
     import pty
     import subprocess
@@ -204,7 +204,7 @@ def test_headless_on_a_terminal_says_the_live_rss_in_place(tmp_path):
     os.close(master)
     assert process.wait(timeout=120) == 0
     text = b"".join(chunks).decode(errors="replace")
-    assert "run 1 of 2, the whole script for peak RSS" in text
+    assert "run 2 of 2, the whole script for peak RSS" in text
     assert re.search(r"RSS now \d+\.\d MiB sampled\)", text), text
     assert "\x1b[1A\r\x1b[K" in text  # rewritten in place, not a line per sample
 

@@ -18,17 +18,17 @@ from torchscan_tui.ui.run_state import RunState
 def test_each_run_marker_is_logged_once_per_run():
     state = RunState()
     for event in [
-        PhaseChanged("measuring"),
-        OutputLine("workload", "stdout", "a"),
         PhaseChanged("profiling"),
+        OutputLine("profiler", "stdout", "a"),
         PhaseChanged("loading"),
         PhaseChanged("profiling"),
-        OutputLine("profiler", "stderr", "b"),
+        PhaseChanged("measuring"),
+        OutputLine("workload", "stderr", "b"),
     ]:
         state.apply(event)
     assert [line for line in state.log.lines if line.startswith("──")] == [
-        "── run 1: the whole script, for peak RSS ──",
-        "── run 2: the profile worker (torch.profiler) ──",
+        "── run 1: the profile worker (torch.profiler) ──",
+        "── run 2: the whole script, unprofiled, for peak RSS ──",
     ]
     assert list(state.log.lines)[-1] == "! b"
     state.start()
@@ -66,11 +66,11 @@ def test_the_log_keeps_its_newest_lines_and_counts_the_rest():
 def test_the_phase_says_which_run_of_two_and_which_step_of_the_window_is_running():
     """Issue 20, 11: the script runs twice; each phase says which run it is."""
     state = RunState()
-    state.apply(PhaseChanged("measuring"))
-    assert state.phase_label() == "run 1 of 2, the whole script for peak RSS"
     state.apply(PhaseChanged("profiling"))
-    assert state.phase_label() == "run 2 of 2, the profile"
+    assert state.phase_label() == "run 1 of 2, the profile"
     state.apply(PhaseChanged("profiling", 3, 6))
-    assert state.phase_label() == "run 2 of 2, the profile: step 3 of 6"
+    assert state.phase_label() == "run 1 of 2, the profile: step 3 of 6"
     state.apply(PhaseChanged("aggregating"))
-    assert state.phase_label() == "run 2 of 2, the profile: grouping its events"
+    assert state.phase_label() == "run 1 of 2, the profile: grouping its events"
+    state.apply(PhaseChanged("measuring"))
+    assert state.phase_label() == "run 2 of 2, the whole script for peak RSS"

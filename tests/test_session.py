@@ -45,14 +45,15 @@ for line in script:
 
 
 def fake_python(tmp_path: Path, script: list[str]) -> str:
-    """A ``python`` that runs the workload for real and the worker (``-m ...``) as the
-    fake above, following ``script``."""
+    """A ``python`` that runs the workload (and the peak pass) for real and the worker
+    (``-m torchscan_tui.worker``) as the fake above, following ``script``."""
     worker = tmp_path / "fake_worker.py"
     worker.write_text(FAKE_WORKER.replace("SCRIPT", repr(script), 1))
     python = tmp_path / "python"
     python.write_text(
         "#!/bin/sh\n"
-        f'if [ "$1" = "-m" ]; then shift 2; exec {sys.executable} {worker} "$@"; fi\n'
+        f'if [ "$1" = "-m" ] && [ "$2" = "torchscan_tui.worker" ]; then shift 2; '
+        f'exec {sys.executable} {worker} "$@"; fi\n'
         f'exec {sys.executable} "$@"\n'
     )
     python.chmod(python.stat().st_mode | stat.S_IXUSR)
@@ -79,8 +80,10 @@ def kinds(events: list) -> list[str]:
 def test_a_whole_run_reports_each_phase_the_peak_the_rows_and_done(tmp_path):
     events = run_session(tmp_path, ["rows", "done"])
     names = kinds(events)
-    assert names[0] == "PhaseChanged" and events[0] == PhaseChanged("measuring")
-    assert names.index("RssMeasured") < names.index("ProfileMeta") < names.index("RowsReceived")
+    # The profile first (rows within seconds), then the peak pass.
+    assert names[0] == "PhaseChanged" and events[0] == PhaseChanged("profiling")
+    assert names.index("ProfileMeta") < names.index("RowsReceived") < names.index("RssMeasured")
+    assert events.index(PhaseChanged("measuring")) > names.index("RowsReceived")
     assert names[-1] == "RunFinished"
     finished = events[-1]
     assert isinstance(finished, RunFinished) and finished.outcome == "done"

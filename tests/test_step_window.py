@@ -170,7 +170,8 @@ def test_workload_calls_are_steps():
 
 
 def steps_per_pass(log) -> list[int]:
-    """How many steps each process ran, in the order the passes ran."""
+    """How many steps each process ran, in the order the passes ran (the profile first,
+    then the peak pass)."""
     pids = Counter(line.split()[0] for line in log.read_text().splitlines())
     return list(pids.values())
 
@@ -181,7 +182,7 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     result = torchscan(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [30, 4]  # the whole run for the peak; 2 + 3 - 1 logged
+    assert steps_per_pass(log) == [4, 30]  # 2 + 3 - 1 logged; then the whole run for the peak
     report = json.loads(out.read_text())
     steps = report["context"]["steps"]
     assert steps["profiled"] == 3 and steps["warmup"] == 2 and len(steps["step_seconds"]) == 3
@@ -196,9 +197,12 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     assert "cpu_only" in [item["code"] for item in overview["recommendations"]]
     # Progress when stderr is not a terminal: the phase, step k of W + N (a line every few
     # seconds and the last step's, not one a step).
-    assert "torchscan-tui: run 1 of 2, the whole script for peak RSS" in result.stderr
+    assert "torchscan-tui: run 2 of 2, the whole script for peak RSS" in result.stderr
     for step in (1, 5):
-        assert f"torchscan-tui: run 2 of 2, the profile: step {step} of 5 (" in result.stderr
+        assert f"torchscan-tui: run 1 of 2, the profile: step {step} of 5 (" in result.stderr
+    # The rows' summary as soon as they exist, before the peak pass.
+    summary = result.stderr.index("torchscan-tui: the profile is in: ")
+    assert summary < result.stderr.index("run 2 of 2, the whole script for peak RSS")
 
 
 @pytest.mark.slow
@@ -207,7 +211,7 @@ def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
     result = torchscan(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [4, 2]  # the 5th step's log line never came: it ended there
+    assert steps_per_pass(log) == [2, 4]  # the peak pass's 5th step never logged: it ended there
     report = json.loads(out.read_text())
     assert report["run"]["rss_status"]["rss_steps"] == 5
     assert report["run"]["rss_status"]["exit_code"] == 0
@@ -249,7 +253,7 @@ def test_a_script_with_its_own_profiler_schedule_is_profiled_in_its_window(workl
     assert result.returncode == 0, result.stderr
     lines = log.read_text().splitlines()
     pids = list(dict.fromkeys(line.split()[0] for line in lines))
-    profile_pass = [line.split()[1] for line in lines if line.startswith(pids[1] + " ")]
+    profile_pass = [line.split()[1] for line in lines if line.startswith(pids[0] + " ")]
     assert profile_pass == ["1", "2", "3", "4", "ready", "5"]  # ended at its 6th step
     report = json.loads(out.read_text())
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
@@ -269,7 +273,7 @@ def test_steps_on_another_thread_end_the_window_without_a_hang(workloads, tmp_pa
     result = torchscan(workloads / "steps_on_a_thread.py", "--json", out, "--rss-steps", "3",
                        "--timeout", "120", "--", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [2, 5]  # ended at step 3, then warm-up 1 + 5 profiled
+    assert steps_per_pass(log) == [5, 2]  # warm-up 1 + 5 profiled, then the peak to step 3
     report = json.loads(out.read_text())
     assert report["context"]["steps"]["profiled"] == 5
     (note,) = [n for n in report["diagnostics"] if n["code"] == "steps_on_another_thread"]
@@ -285,7 +289,7 @@ def test_rss_steps_stops_a_script_that_swallows_every_exception(workloads, tmp_p
     result = torchscan(workloads / "swallows_everything.py", "--json", out, "--rss-steps",
                        "4", "--", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log)[0] == 3  # the 4th step ended the pass before its log line
+    assert steps_per_pass(log)[1] == 3  # the 4th step ended the peak pass before its log line
     report = json.loads(out.read_text())
     assert report["run"]["rss_status"]["rss_steps"] == 4
     assert report["context"]["steps"]["profiled"] == 5  # the window's steps still
@@ -310,7 +314,7 @@ def test_a_wrapper_optimizers_step_counts_once(workloads, tmp_path):
     result = torchscan(workloads / "wraps_its_optimizer.py", "--json", out, "--rss-steps", "4",
                        "--", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [3, 5]  # 4 iterations for the peak; warm-up 1 + 5
+    assert steps_per_pass(log) == [5, 3]  # warm-up 1 + 5; then 4 iterations for the peak
     calls = {row["operator"]: row["calls"] for row in json.loads(out.read_text())["operators"]}
     assert calls["Optimizer.step#Lookahead.step"] == 5
 
@@ -325,7 +329,7 @@ def test_a_self_profiling_script_with_a_long_schedule_runs_until_its_profile_is_
     log, out = tmp_path / "steps.log", tmp_path / "r.json"
     result = torchscan(workloads / "profiles_itself_long.py", "--json", out, "--", log)
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [20, 15]  # ended at its 16th step, once its profile was in
+    assert steps_per_pass(log) == [15, 20]  # ended at its 16th step, once its profile was in
     report = json.loads(out.read_text())
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["ProfilerStep*"] == 5 and calls["Optimizer.step#SGD.step"] == 5

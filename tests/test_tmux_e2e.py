@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -104,3 +105,26 @@ def test_the_footer_is_whole_keys_after_tab_and_resizes_in_a_real_terminal(tmp_p
         term.keys("q")
     finally:
         term.close()
+
+
+def test_rows_show_before_a_third_of_the_plain_run_has_passed(terminal, tmp_path):
+    """Issue 28, 1: the profile comes first, so a 3-epoch script's first row is on screen
+    well before the script could have run once (the peak pass runs it whole after)."""
+    args = ("3", "60", "0.1")
+    started = time.monotonic()
+    subprocess.run([sys.executable, str(WORKLOADS / "long_train.py"), *args],
+                   capture_output=True, check=True, timeout=300)  # fmt: skip
+    plain = time.monotonic() - started
+    started = time.monotonic()
+    terminal.start(
+        f"cd {tmp_path} && env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui "
+        f"{WORKLOADS / 'long_train.py'} --device cpu -- {' '.join(args)}"
+    )
+    terminal.wait_for("aten::addmm", timeout=plain, interval=0.05)
+    first_row = time.monotonic() - started
+    assert first_row < plain / 3, (first_row, plain)
+    terminal.wait_for("run 2 of 2")  # the peak pass goes on after the rows
+    terminal.wait_for("x Stop")
+    terminal.keys("x")  # ends it there: the rows are in
+    terminal.wait_for(" done")
+    terminal.keys("q")

@@ -111,6 +111,10 @@ def test_exception_in_workload_still_delivers_rows(workloads):
     assert messages[-1]["message"] == "ValueError: boom from the workload"
     assert "Traceback" in messages[-1]["traceback"]
     assert any(row["operator"] == "aten::sum" for row in rows_of(messages))
+    # Issue 28, 3: it raised on its first call: said so, not "no step was seen".
+    head = next(message for message in messages if message["type"] == "meta")["head"]
+    codes = [note["code"] for note in head["diagnostics"]]
+    assert "raised_before_first_step" in codes and "no_steps_seen" not in codes
 
 
 def test_sys_exit_in_workload_reports_the_code_and_rows(workloads):

@@ -431,7 +431,8 @@ async def test_log_pane_toggles_and_holds_the_output(wait):
         assert pane.display
         text = "\n".join(str(line.text) for line in pane.lines)
         assert "line one" in text and "\\x1b[31mred" in text
-        assert "── run 1: the whole script, for peak RSS ──" in text
+        assert "── run 1: the profile worker (torch.profiler) ──" in text
+        assert "── run 2: the whole script, unprofiled, for peak RSS ──" in text
         assert text.index("run 1") < text.index("line one") < text.index("run 2")
 
 
@@ -720,7 +721,7 @@ async def test_report_notes_show_once_in_a_warning_line(wait):
         assert not plain.main_screen.query_one("#notes-line").display
 
 
-async def test_while_the_workload_runs_its_live_rss_and_run_one_of_two_show(until):
+async def test_while_the_workload_runs_its_live_rss_and_run_two_of_two_show(until):
     """Issue 20, 11: the sampled RSS beside its sparkline (labelled, with its axis) and
     which of the two runs is going, before the kernel's figure exists."""
     mib = 2**20
@@ -738,5 +739,5 @@ async def test_while_the_workload_runs_its_live_rss_and_run_one_of_two_show(unti
         assert str(screen.query_one("#rss-range").render()).strip() == "120.0 MiB–180.0 MiB"
         assert str(screen.query_one("#rss-span").render()).strip() == "0–2.5 s  now 150.0 MiB"
         header = str(screen.query_one("#run-header").render())
-        assert "run 1 of 2, the whole script for peak RSS" in header
+        assert "run 2 of 2, the whole script for peak RSS" in header
         await pilot.press("x")

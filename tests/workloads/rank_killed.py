@@ -1,6 +1,6 @@
 """A two-rank gloo job whose rank 1 is killed outright (SIGKILL, as the OOM killer does)
-at its third step, in the profile pass only (argv[1] names a file the first pass
-creates)."""
+at its third step, in the profile pass only, which runs first (argv[1] names a file
+the first pass creates; the peak pass, second, finds it)."""
 
 import os
 import signal
@@ -18,7 +18,7 @@ if rank == 0 and not second_pass:
 model = torch.nn.Linear(8, 8)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
 for step in range(8):
-    if rank == 1 and step == 3 and second_pass:
+    if rank == 1 and step == 3 and not second_pass:
         os.kill(os.getpid(), signal.SIGKILL)
     model(torch.ones(4, 8)).sum().backward()
     for parameter in model.parameters():

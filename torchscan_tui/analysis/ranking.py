@@ -41,12 +41,16 @@ def build_rows(groups: Iterable[Group], *, device_measured: bool) -> tuple[list[
 
 
 class SelfTimeSums(TypedDict):
-    cpu_self_seconds_sum: float
+    cpu_self_seconds_sum: float | None
     device_self_seconds_sum: float | None
 
 
 def self_time_sums(rows: Sequence[Mapping[str, Any]]) -> SelfTimeSums:
-    """Sums of self time over every row: denominators for shares, never a latency."""
+    """Sums of self time over every row: denominators for shares, never a latency. None
+    where nothing was measured: no rows (an empty profile sums to no time, not to 0), or
+    a row without device time."""
+    if not rows:
+        return {"cpu_self_seconds_sum": None, "device_self_seconds_sum": None}
     device = [row["device_self_seconds"] for row in rows]
     return {
         "cpu_self_seconds_sum": sum(row["cpu_self_seconds"] for row in rows),

@@ -16,7 +16,7 @@ import statistics
 from collections.abc import Mapping
 from typing import Any
 
-from torchscan_tui.common.formatting import format_seconds
+from torchscan_tui.common.formatting import format_duration, format_seconds
 
 PER_STEP = "cpu_self_seconds_per_step"  # a row's CPU self time, step by step: mean, spread
 
@@ -46,14 +46,56 @@ def step_line(context: Mapping[str, Any]) -> str | None:
 
 
 def peak_scope(run: Mapping[str, Any] | None) -> str:
-    """`` (up to step K)`` when the peak-RSS pass was ended at step K (``--rss-steps``);
-    `` (the whole run: it ended before step K)`` when it was asked to and never got there."""
+    """What the peak-RSS figure covers, when not the whole run as asked: `` (up to step
+    412, after 3 min 10 s: stopped by you)`` when the pass was ended early (a key,
+    ``--timeout``); `` (up to step K)`` when ``--rss-steps`` ended it there; `` (the whole
+    run: it ended before step K)`` when it was asked to and never got there."""
     status = (run or {}).get("rss_status") or {}
+    if status.get("stopped_by"):
+        steps = status.get("steps")
+        after = format_duration((run or {}).get("rss_wall_seconds"))
+        where = f"up to step {steps}, after {after}" if steps else f"up to {after} in"
+        return f" ({where}: stopped by {status['stopped_by']})"
     if status.get("rss_steps"):
         return f" (up to step {status['rss_steps']})"
     if status.get("rss_steps_unreached"):
         return f" (the whole run: it ended before step {status['rss_steps_unreached']})"
     return ""
+
+
+OPTIMIZER_STEPS = "optimizer.step()"  # the profiled window's steps, when comparable
+
+
+def unprofiled_line(
+    run: Mapping[str, Any] | None, context: Mapping[str, Any] | None = None
+) -> str | None:
+    """``12 steps unprofiled: median 212.0 ms (198.3-240.1 ms), profiled 236.0 ms (the
+    profiler added 11%); about 2.1 s before the first``: the peak pass's steps, the
+    script's own speed without the profiler (the spec: remeasure without profiling),
+    beside the profiled window's when both are optimizer steps. None when the pass
+    counted no two steps."""
+    steps = (run or {}).get("unprofiled_steps")
+    if not isinstance(steps, Mapping) or not steps.get("steps"):
+        return None
+    clean = steps["median_seconds"]
+    line = (
+        f"{steps['steps']} steps unprofiled: median {format_seconds(clean)} "
+        f"({format_seconds(steps['min_seconds'])}-{format_seconds(steps['max_seconds'])})"
+    )
+    window = (context or {}).get("steps")
+    if not isinstance(window, Mapping):
+        window = {}
+    profiled = window.get("step_seconds")
+    comparable = window.get("source") == OPTIMIZER_STEPS and not window.get("profiler_steps")
+    if profiled and comparable and clean > 0:
+        median = statistics.median(profiled)
+        added = median / clean - 1
+        said = f"the profiler added {added:.0%}" if added >= 0.02 else "no slower profiled"
+        line += f", profiled {format_seconds(median)} ({said})"
+    startup = steps.get("startup_seconds")
+    if startup is not None:
+        line += f"; about {format_duration(startup)} before the first"
+    return line
 
 
 def spread_text(row: Mapping[str, Any]) -> str | None:

@@ -10,13 +10,15 @@ import os
 import signal
 import sys
 import threading
+from collections import deque
 from collections.abc import Sequence
 from dataclasses import replace
 
 from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
-from torchscan_tui.analysis.step_summary import peak_scope, step_line
+from torchscan_tui.analysis.records import Row
+from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
 from torchscan_tui.cli.output import (
     EXIT_CANCELLED,
     EXIT_OK,
@@ -28,7 +30,7 @@ from torchscan_tui.cli.output import (
     say,
 )
 from torchscan_tui.cli.progress_line import ProgressLine, RunProgress
-from torchscan_tui.common.formatting import format_bytes
+from torchscan_tui.common.formatting import describe_row, format_bytes, format_seconds
 from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
 from torchscan_tui.formats.atomic import (
     DestinationExists,
@@ -45,9 +47,33 @@ from torchscan_tui.formats.report import (
 )
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
-from torchscan_tui.run.events import Event, OutputLine, PhaseChanged, RssSampled, RunFinished
+from torchscan_tui.run.events import (
+    Event,
+    OutputLine,
+    PhaseChanged,
+    RowsReceived,
+    RowsReplaced,
+    RssSampled,
+    RunFinished,
+)
 from torchscan_tui.run.phases import RUN_PHASES, phase_words
 from torchscan_tui.run.session import Session
+
+PRINTED_KEPT = 200  # the workload's lines remembered, to show a traceback once
+PEAK_PASS_STOPS = (
+    "the peak-RSS run follows (Ctrl-C or --timeout ends it there, the report still written)"
+)
+
+
+def rows_so_far(rows: Sequence[Row]) -> str:
+    """``152 rows; top aten::conv2d [[8, 3, 32, 32], ...] 120.3 ms CPU self``."""
+    if not rows:
+        return "the profile is in, with no rows"
+    top = max(rows, key=lambda row: row["cpu_self_seconds"])
+    return (
+        f"the profile is in: {len(rows):,} rows; top {describe_row(top)} "
+        f"{format_seconds(top['cpu_self_seconds'])} CPU self"
+    )
 
 
 def run_headless(
@@ -64,29 +90,48 @@ def run_headless(
         return fail(str(exc))
 
     progress = RunProgress()
+    rows: list[Row] = []
+    printed: deque[str] = deque(maxlen=PRINTED_KEPT)  # the workload's last lines shown
 
     def show(event: Event) -> None:
         if isinstance(event, OutputLine):
             print(event.text, file=sys.stderr, flush=True)
+            printed.append(event.text.strip())
             progress.workload_printed()
         elif isinstance(event, PhaseChanged) and event.phase in RUN_PHASES:
+            if event.phase == "measuring":  # the profile is in: its rows, before the peak pass
+                say(f"torchscan-tui: {rows_so_far(rows)}; {PEAK_PASS_STOPS}", err=True)
             what = phase_words(event.phase, config.rss_steps) or event.phase
             progress.phase(what, event.step, event.steps)
         elif isinstance(event, RssSampled):
             progress.rss(format_bytes(event.rss_bytes))
+        elif isinstance(event, RowsReceived):
+            rows.extend(event.rows)
+        elif isinstance(event, RowsReplaced):
+            rows[:] = event.rows
 
     session = Session(replace(config, private_trace=False), show)
     finished: list[RunFinished] = []
     runner = threading.Thread(target=lambda: finished.append(session.run()), daemon=True)
+
+    def interrupted(signum: int, frame: object) -> None:
+        """Ctrl-C during the peak pass ends it there (the rows are in: the report is
+        written, its peak up to then); any other time, or again, cancels the run."""
+        if signum != signal.SIGINT or not session.stop_peak_pass("you (Ctrl-C)"):
+            session.cancel()
+
     previous = {
-        signum: signal.signal(signum, lambda *_: session.cancel())
+        signum: signal.signal(signum, interrupted)
         for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
     }
     timed_out = threading.Event()
 
     def expire() -> None:
+        """--timeout: during the peak pass it ends the pass (the rows are in), before it
+        the run."""
         timed_out.set()
-        session.cancel()
+        if not session.stop_peak_pass("--timeout"):
+            session.cancel()
 
     timer = threading.Timer(timeout, expire) if timeout else None
     try:
@@ -117,6 +162,9 @@ def run_headless(
     except ExportError as exc:
         return fail(str(exc))
     if outcome.outcome == "failed":
+        said = outcome.details.strip().splitlines()
+        if said and said[-1].strip() not in printed:  # the worker's traceback: not shown yet
+            say(outcome.details.rstrip("\n"), err=True)  # outside text: controls made visible
         return fail(outcome.message + f" (partial report in {json_path})", EXIT_WORKLOAD_FAILED)
     notes = {note["code"]: note["message"] for note in outcome.report["diagnostics"]}
     unavailable = [notes[code] for code in sorted(DEVICE_UNAVAILABLE_CODES) if code in notes]
@@ -133,10 +181,12 @@ def run_headless(
     rss = (outcome.report.get("totals") or {}).get("process_peak_rss")
     peak = f"{rss['value'] / 2**20:.1f} MiB" if rss else "not measured"
     steps = step_line(outcome.report["context"])
+    clean = unprofiled_line(outcome.report.get("run"), outcome.report["context"])
     say(
         f"torchscan-tui: {len(outcome.report['operators'])} rows, peak RSS "
         f"{peak}{peak_scope(outcome.report.get('run'))}"
         + (f", {steps}" if steps else "")
+        + (f"; {clean}" if clean else "")
         + f" -> {json_path}",
         err=True,
     )

@@ -36,6 +36,22 @@ def format_ratio(value: float | None) -> str:
     return MISSING if value is None else f"{value:.2f}x"
 
 
+def format_duration(seconds: float | None) -> str:
+    """A wall time as people say it: ``0.8 s``, ``42 s``, ``3 min 10 s``, ``2 h 5 min``."""
+    if seconds is None:
+        return MISSING
+    if seconds < 10:
+        return f"{seconds:.1f} s"
+    whole = round(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    minutes, secs = divmod(whole, 60)
+    if minutes < 60:
+        return f"{minutes} min {secs} s" if secs else f"{minutes} min"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes} min" if minutes else f"{hours} h"
+
+
 def format_bytes(value: float | None, signed: bool = False) -> str:
     if value is None:
         return MISSING

@@ -49,6 +49,18 @@ class ExitStatus(TypedDict, total=False):
     description: str
     rss_steps: int  # the peak pass was ended at this step (--rss-steps)
     rss_steps_unreached: int  # it was asked to, and the run ended before
+    steps: int  # the optimizer steps the peak pass took (a plain pass counts them)
+    stopped_by: str  # who ended the peak pass early: "you" (a key), "--timeout"
+
+
+class UnprofiledSteps(TypedDict, total=False):
+    """The script's steps as the peak pass ran them, without the profiler."""
+
+    steps: int
+    median_seconds: float
+    min_seconds: float
+    max_seconds: float
+    startup_seconds: float | None  # about how long before the first step began
 
 
 class RunStatus(TypedDict, total=False):
@@ -59,6 +71,7 @@ class RunStatus(TypedDict, total=False):
     rss_wall_seconds: float | None
     profile_status: ExitStatus | None
     profile_leftovers: int | None
+    unprofiled_steps: UnprofiledSteps | None
 
 
 class Distributed(TypedDict, total=False):

@@ -16,7 +16,7 @@ from torchscan_tui.analysis.overview import overview_lines
 from torchscan_tui.analysis.ranks import straggler_lines
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.shares import RANKED_BY_LABELS
-from torchscan_tui.analysis.step_summary import peak_scope, step_line
+from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_count
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.report_schema import Report
@@ -48,6 +48,9 @@ def report_text(report: Report, source: str, rows: Sequence[Row], limit: int = T
     steps = step_line(context)
     if steps:
         header += f"; {steps}"
+    clean = unprofiled_line(report.get("run"), context)
+    if clean:
+        header += f"; {clean}"
     if context.get("ranks"):
         header += f"; {context['ranks']} ranks"
     lines = [neutralise_controls(header), *map(neutralise_controls, straggler_lines(context))]

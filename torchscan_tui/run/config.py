@@ -39,10 +39,9 @@ class RunConfig:
         if self.nproc_per_node is not None:
             return rank_rss_command(self.python, self.nproc_per_node, script, self.args,
                                     self.torchrun_options, self.rss_steps)  # fmt: skip
-        if self.rss_steps is not None:  # see worker/step_limit.py
-            limit = ["-m", "torchscan_tui.worker.step_limit", str(self.rss_steps)]
-            return [self.python, *limit, script, *self.args]
-        return [self.python, script, *self.args]
+        # The script as ``python SCRIPT ARGS`` runs it, its steps said (worker/peak_pass.py).
+        stop = ["--stop-at", str(self.rss_steps)] if self.rss_steps is not None else []
+        return [self.python, "-m", "torchscan_tui.worker.peak_pass", *stop, script, *self.args]
 
     def worker_options(self, trace_path: str | None) -> list[str]:
         """The worker's script, options and the script's arguments (all but its channel)."""

@@ -1,9 +1,10 @@
 """A run's phases and outcomes, named once, and what each is called: the same in the
 app's header and headless stderr.
 
-A live run runs the workload twice (see the spec): once whole for the kernel's peak RSS,
-once under the profiler. Users were surprised by the second run; every phase says which
-of the two it is.
+A live run runs the workload twice (see the spec): first under the profiler (a window
+of steps: rows within seconds), then whole, unprofiled, for the kernel's peak RSS (a
+stop ends it early, the figure then covering what ran). Users were surprised by the
+second run; every phase says which of the two it is.
 """
 
 from __future__ import annotations
@@ -24,10 +25,10 @@ RUNNING: frozenset[str] = frozenset(get_args(Phase)) - OUTCOMES - {"opened"}
 
 # The phases of the two runs, as they are called (headless says these as they come).
 RUN_PHASES: dict[str, str] = {
-    "measuring": "run 1 of 2, the whole script for peak RSS",
-    "loading": "run 2 of 2, the profile: loading the script",
-    "profiling": "run 2 of 2, the profile",
-    "aggregating": "run 2 of 2, the profile: grouping its events",
+    "loading": "run 1 of 2, the profile: loading the script",
+    "profiling": "run 1 of 2, the profile",
+    "aggregating": "run 1 of 2, the profile: grouping its events",
+    "measuring": "run 2 of 2, the whole script for peak RSS",
 }
 PHASE_WORDS: dict[str, str] = {
     "starting": "starting",
@@ -46,5 +47,5 @@ def phase_words(phase: str, rss_steps: int | None = None) -> str | None:
     """The words for one of the two runs' phases (None: not one of them); ``rss_steps``:
     the peak pass stops at that step (``--rss-steps``)."""
     if phase == "measuring" and rss_steps is not None:
-        return f"run 1 of 2, the script for peak RSS up to its step {rss_steps}"
+        return f"run 2 of 2, the script for peak RSS up to its step {rss_steps}"
     return RUN_PHASES.get(phase)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 
 HANDOFF_VARIABLE = "TORCHSCAN_HANDOFF_"  # + the file's name: "PATH:DEV:INO"
-RSS_STOPPED = "rss.stopped"  # a plain peak pass's: the step it was ended at (--rss-steps)
+PEAK_STEPS = "peak.steps"  # a plain peak pass's steps: "K SECONDS" lines (worker/peak_pass.py)
 
 
 def channel_name(local_rank: int) -> str:

@@ -1,14 +1,19 @@
-"""One run of a workload: the RSS child, then the profile worker (no torch, no textual).
+"""One run of a workload: the profile worker, then the peak-RSS child (no torch, no
+textual).
 
 :class:`Session` drives both child processes and reports everything that happens as typed
 events to one callback, from worker threads; the UI turns them into Textual messages and
-the headless CLI into a report. ``cancel()`` may be called from any thread.
+the headless CLI into a report. The profile comes first, so rows come within seconds of
+a window's first steps; the peak pass then runs the script whole and unprofiled (its step
+times are the clean ones), and ``stop_peak_pass()`` ends it early without failing the run.
+``cancel()`` and ``stop_peak_pass()`` may be called from any thread.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,6 +32,7 @@ from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
     PEAK_BYTES,
     peak_and_step,
+    rank_peak,
     read_ranks,
     torchrun_failure,
 )
@@ -41,9 +47,12 @@ from torchscan_tui.run.events import (
     RssSampled,
     RunFinished,
 )
+from torchscan_tui.run.failure import where_it_raised
 from torchscan_tui.run.handoff import HandoffFile, handoff_env
+from torchscan_tui.run.peak_steps import PeakSteps, read_peak_steps
 from torchscan_tui.run.phases import Outcome, Phase
 from torchscan_tui.run.private_dir import PrivateDir
+from torchscan_tui.run.probe_lines import ProbeLines
 from torchscan_tui.run.process import CommandResult, MeasuredCommand
 from torchscan_tui.run.protocol import (
     DoneMessage,
@@ -55,29 +64,34 @@ from torchscan_tui.run.protocol import (
     apply_head,
     read_messages,
 )
-from torchscan_tui.run.rank_files import RSS_STOPPED, channel_name, rss_name
+from torchscan_tui.run.rank_files import PEAK_STEPS, channel_name, rss_name
 from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
 MAX_STORED_SAMPLES = 240
+PEAK_STEPS_BYTES = 8 * 2**20  # the peak pass's step lines read back: ~400k steps
 STDERR_TAIL_LINES = 20  # the workload's last stderr lines, for a failure's message
-_TRACEBACK_FRAME = re.compile(r'^\s*File "(?P<file>.+)", line (?P<line>\d+)')
+
+
+def _channel_error(said: str | None) -> str:
+    """``": RuntimeError: ..."``: what a failed rank's channel said, when it said why."""
+    if not said or said.startswith("ended without") or "carried a message" in said:
+        return ""
+    return f": {said.splitlines()[0][:300]}"
 
 
 def failure_message(script: str, how: str, stderr_tail: Sequence[str]) -> str:
     """One line for a failed workload: how it ended, its last stderr line, and where.
 
-    For an exception or a syntax error the last ``File "...", line N`` of the traceback
-    says where; it is appended as ``(at FILE:LINE)``.
+    For an exception or a syntax error the traceback's innermost frame in the user's own
+    code says where; it is appended as ``(at FILE:LINE in FUNCTION)``.
     """
     message = f"{script}: the workload {how}"
     lines = [line.strip() for line in stderr_tail if line.strip()]
     if lines:
         message += f": {lines[-1]}"
-    for line in reversed(stderr_tail):
-        frame = _TRACEBACK_FRAME.match(line)
-        if frame:
-            message += f" (at {frame['file']}:{frame['line']})"
-            break
+    where = where_it_raised(stderr_tail)
+    if where:
+        message += f" (at {where})"
     return message
 
 
@@ -163,7 +177,7 @@ def _kept(trace_path: str) -> KeptTrace | None:
 
 
 class Session:
-    """Runs the RSS child and then the profile worker, reporting events as it goes."""
+    """Runs the profile worker and then the peak-RSS child, reporting events as it goes."""
 
     def __init__(self, config: RunConfig, emit: EventCallback):
         self.config = config
@@ -174,11 +188,15 @@ class Session:
         # torchrun's failure report alone is ~25 lines: keep what names the rank.
         self._stderr_tail = LineTail(STDERR_TAIL_LINES * (10 if config.nproc_per_node else 1))
         self.report = empty_report(config)
+        self._probes = ProbeLines()  # Kineto's own probe lines, said once
         self._private_dirs: list[PrivateDir] = []  # one a pass that needs one, newest last
         self._trace: KeptTrace | None = None  # the trace the worker wrote, held open
         # Files made for the peak pass's processes (run/handoff.py), by local rank (-1:
-        # a plain pass's stop file).
+        # a plain pass's steps).
         self._rss_files: dict[int, HandoffFile] = {}
+        self._peak_running = threading.Event()  # the peak pass runs: a stop ends only it
+        self._peak_stopped_by: str | None = None  # who ended it early ("you", "--timeout")
+        self._rank_places: dict[int, int] = {}  # a torchrun job: each rank's local rank
 
     @property
     def _run(self) -> RunStatus:
@@ -234,7 +252,12 @@ class Session:
     def _output(self, source: str) -> Callable[[str, str], None]:
         def emit(stream: str, text: str) -> None:
             if stream == "stderr":
-                self._stderr_tail.add(text)
+                kept = self._probes.keep(text)
+                if kept is None:
+                    return
+                if kept == text:  # a probe line is no failure's last word
+                    self._stderr_tail.add(text)
+                text = kept
             self._emit(OutputLine(source, stream, text))
 
         return emit
@@ -243,6 +266,9 @@ class Session:
         self, outcome: Outcome, message: str, complete: bool, details: str = ""
     ) -> RunFinished:
         self._run["complete"] = complete
+        folded = self._probes.summary()
+        if folded:
+            self._emit(OutputLine("profiler", "stderr", folded))
         self._emit(PhaseChanged(outcome))
         finished = RunFinished(outcome, message, self.report, complete, details, self._trace)
         self._emit(finished)
@@ -256,23 +282,52 @@ class Session:
         return self._finish("failed", failure, False)
 
     def run(self) -> RunFinished:
-        """Run both children to the end (or to cancel). Never raises for workload failures."""
+        """The profile first (rows within seconds of the first steps of a window), then
+        the peak-RSS pass, which :meth:`stop_peak_pass` may end early: its peak is then
+        the kernel's figure for what ran, and the report says how far that was. Never
+        raises for workload failures."""
+        profiled = self._profile()
+        if isinstance(profiled, RunFinished):  # failed or cancelled: no peak pass after it
+            return profiled
+        return self._measure(profiled)
+
+    @property
+    def measuring_peak(self) -> bool:
+        """Whether the peak pass runs now (the rows are in): a stop ends only it."""
+        return self._peak_running.is_set()
+
+    def stop_peak_pass(self, by: str) -> bool:
+        """End the peak pass here (``by``: who asked: "you", "--timeout"); the run ends
+        done, its peak the kernel's figure up to now. False when no peak pass runs (a
+        stop during the profile is a cancel: the caller decides)."""
+        with self._lock:
+            if not self._peak_running.is_set():
+                return False
+            self._peak_stopped_by = by
+            current = self._current
+        if current is not None:
+            current.cancel()
+        return True
+
+    def _measure(self, done_message: str) -> RunFinished:
+        """The peak-RSS pass: the script as ``python SCRIPT`` runs it, to its end (or to
+        ``--rss-steps``, or a stop), for the kernel's high-water mark."""
         script = self.config.script
         self._emit(PhaseChanged("measuring"))
         nproc = self.config.nproc_per_node
-        env = None
-        if nproc is not None or self.config.rss_steps is not None:
-            try:  # the files the pass's processes write for us go here
-                folder = self._new_private_dir()
-                if nproc is not None:  # each rank's own peak (and step, with --rss-steps)
-                    self._rss_files = {local: HandoffFile(folder, rss_name(local))
-                                       for local in range(nproc)}  # fmt: skip
-                else:  # the step the pass was ended at
-                    self._rss_files = {-1: HandoffFile(folder, RSS_STOPPED)}
-            except OSError as exc:
-                return self._finish("failed", f"no private files for the run: {exc}", False)
-            env = handoff_env(list(self._rss_files.values()), _worker_env())
+        try:  # the files the pass's processes write for us go here
+            folder = self._new_private_dir()
+            if nproc is not None:  # each rank's own peak (and step, with --rss-steps)
+                self._rss_files = {local: HandoffFile(folder, rss_name(local))
+                                   for local in range(nproc)}  # fmt: skip
+            else:  # the steps it took (worker/peak_pass.py)
+                self._rss_files = {-1: HandoffFile(folder, PEAK_STEPS)}
+        except OSError as exc:
+            return self._finish("failed", f"no private files for the peak pass: {exc}", True)
+        env = handoff_env(list(self._rss_files.values()), _worker_env())
         try:
+            with self._lock:
+                self._peak_running.set()
             measured = self._start(
                 MeasuredCommand(
                     self.config.rss_command(),
@@ -284,21 +339,25 @@ class Session:
             )
         except OSError as exc:
             return self._finish(
-                "failed", f"{script}: could not start: {exc.strerror or exc}", False
-            )
+                "failed", f"{script}: the peak-RSS run could not start: {exc.strerror or exc}",
+                True,
+            )  # fmt: skip
         if measured is None:
-            return self._finish("cancelled", "cancelled before the workload started", False)
+            return self._finish("cancelled", "cancelled before the peak-RSS run", True)
         try:
             result = measured.wait()
         except OSError as exc:
             return self._finish(
-                "failed", f"{script}: could not start: {exc.strerror or exc}", False
-            )
+                "failed", f"{script}: the peak-RSS run could not start: {exc.strerror or exc}",
+                True,
+            )  # fmt: skip
         except RuntimeError as exc:  # the launcher ended without a word
-            return self._launcher_silent("the workload started", f"{script}: {exc}")
+            return self._launcher_silent("the peak-RSS run started", f"{script}: {exc}")
+        finally:
+            self._peak_running.clear()
+        stopped_by = self._peak_stopped_by
         measured_event = rss_event(result)
-        if self.config.rss_steps is not None:  # what the peak covers, as it ended
-            measured_event.status.update(self._rss_scope(self.config.rss_steps))
+        measured_event.status.update(self._peak_scope(stopped_by))
         self.report["totals"] = {
             **(self.report.get("totals") or {}),
             "process_peak_rss": result.rss,
@@ -306,33 +365,86 @@ class Session:
         self._run["rss_status"] = measured_event.status
         self._run["rss_wall_seconds"] = result.wall_seconds
         self._run["rss_samples"] = measured_event.samples
+        self._record_unprofiled_steps()
+        self._fill_rank_peaks()
         self._emit(measured_event)
+        if stopped_by is not None:
+            return self._finish("done", f"{done_message}; peak RSS up to the stop", True)
         if result.status.cancelled or self._cancelled.is_set():
-            return self._finish("cancelled", "cancelled while measuring peak RSS", False)
+            return self._finish("cancelled", "cancelled while measuring peak RSS", True)
         if not result.status.ok:
             message = failure_message(script, result.status.describe(), self._stderr_tail.lines)
             rank_failed = self._rank_failure()
             if rank_failed:
                 message = f"{script}: {rank_failed} (the peak-RSS run, under torchrun)"
-            return self._finish(
-                "failed", message, False, details="\n".join(self._stderr_tail.lines)
+            message += " (the peak-RSS run, after the profile: its rows are kept)"
+            return self._finish("failed", message, True, details="\n".join(self._stderr_tail.lines))
+        return self._finish("done", done_message, True)
+
+    def _peak_scope(self, stopped_by: str | None) -> ExitStatus:
+        """What the peak covers: the steps the pass took, and ``stopped_by`` when it was
+        ended early, or ``rss_steps`` / ``rss_steps_unreached`` (``--rss-steps``)."""
+        scope: ExitStatus = {}
+        steps = self._peak_steps()
+        if steps is not None:
+            scope["steps"] = steps.steps
+        if stopped_by is not None:
+            scope["stopped_by"] = stopped_by
+            scope["cancelled"] = False  # stopped, not a cancelled run
+        elif self.config.rss_steps is not None:
+            scope.update(self._rss_scope(self.config.rss_steps))
+        return scope
+
+    def _peak_steps(self) -> PeakSteps | None:
+        """A plain pass's steps (None in a torchrun job: each rank says only its peak)."""
+        steps_file = self._rss_files.get(-1)
+        if steps_file is None:
+            return None
+        return read_peak_steps(steps_file.read_all(PEAK_STEPS_BYTES).decode("ascii", "replace"))
+
+    def _record_unprofiled_steps(self) -> None:
+        """The peak pass's step times: the script's steps without the profiler."""
+        steps = self._peak_steps()
+        if steps is None or not steps.step_seconds:
+            return
+        seconds = steps.step_seconds
+        self._run["unprofiled_steps"] = {
+            "steps": steps.steps,
+            "median_seconds": statistics.median(seconds),
+            "min_seconds": min(seconds),
+            "max_seconds": max(seconds),
+            "startup_seconds": steps.startup_seconds,
+        }
+
+    def _fill_rank_peaks(self) -> None:
+        """A torchrun job's ranks: each rank's own peak, from the file its local rank
+        wrote in the peak pass, into its summary (the profile pass came first)."""
+        ranks = self.report.get("ranks")
+        if not ranks or not self._rank_places:
+            return
+        for summary in ranks.get("per_rank") or []:
+            local = self._rank_places.get(summary["rank"])
+            summary["peak_rss"] = (
+                rank_peak(self._rss_files.get(local)) if local is not None else None
             )
-        return self._profile()
+        self._emit(ProfileMeta(head_of(self.report)))
 
     def _rss_scope(self, limit: int) -> ExitStatus:
         """``rss_steps``: the pass was ended at step ``limit`` (every rank was, in a
         torchrun job); else ``rss_steps_unreached``: it ended before, so its peak is the
         whole run's. Read from the files its processes wrote when they stopped."""
         if -1 in self._rss_files:
-            said = self._rss_files[-1].read_all(PEAK_BYTES).strip()
-            stopped = [int(said) if said.isdigit() else None]
+            said = self._peak_steps()
+            stopped = [said.stopped_at if said is not None else None]
         else:
             stopped = [peak_and_step(f.read_all(PEAK_BYTES))[1] for f in self._rss_files.values()]
         if stopped and all(step == limit for step in stopped):
             return {"rss_steps": limit}
         return {"rss_steps_unreached": limit}
 
-    def _profile(self) -> RunFinished:
+    def _profile(self) -> RunFinished | str:
+        """The profile pass: its rows and head, as they come. Returns what to say once
+        the run is done (the peak pass comes next), or the run's end if it ended here."""
         script = self.config.script
         self._emit(PhaseChanged("profiling"))
         if self.config.nproc_per_node is not None:
@@ -401,15 +513,14 @@ class Session:
         if isinstance(terminal, ErrorMessage):
             # A load error names the script already ("x.py:3: syntax error: ...").
             named = terminal.kind == "load"
-            return self._finish(
-                "failed",
-                terminal.message if named else f"{script}: {terminal.message}",
-                False,
-                details=terminal.traceback,
-            )
-        return self._finish("done", f"{len(rows)} rows from {script}{ended}", True)
+            message = terminal.message if named else f"{script}: {terminal.message}"
+            where = where_it_raised(terminal.traceback.splitlines())
+            if where and terminal.kind == "workload":
+                message += f" (at {where})"
+            return self._finish("failed", message, False, details=terminal.traceback)
+        return f"{len(rows)} rows from {script}{ended}"
 
-    def _profile_ranks(self, folder: str) -> RunFinished:
+    def _profile_ranks(self, folder: str) -> RunFinished | str:
         """Every rank profiled under torchrun: each rank's rows and steps passed on live as
         its worker writes them (tagged with its rank), then one multi-rank report once the
         job ends, whose cross-rank rows replace them. Each rank writes only into the
@@ -426,7 +537,7 @@ class Session:
         finally:
             tail.close()
 
-    def _follow_rank_job(self, tail: RankTail, nproc: int) -> RunFinished:
+    def _follow_rank_job(self, tail: RankTail, nproc: int) -> RunFinished | str:
         from torchscan_tui.formats.ranks import multi_rank_report
 
         script = self.config.script
@@ -461,7 +572,10 @@ class Session:
         if result.status.cancelled or self._cancelled.is_set():
             self._emit(ProfileMeta({"context": {"ranks": nproc}}))  # no longer streaming
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
-        reports, problems = read_ranks(tail.every_channel, nproc, self._rss_files)
+        # Each rank's peak comes from the peak pass, after: its local rank says whose.
+        self._rank_places = {channel.rank: channel.local_rank for channel in tail.every_channel
+                             if channel.rank is not None}  # fmt: skip
+        reports, problems = read_ranks(tail.every_channel, nproc, {})
         if reports:
             combined = multi_rank_report(reports)
             head = head_of(combined)
@@ -483,8 +597,7 @@ class Session:
                 False,
                 details="\n".join(self._stderr_tail.lines),
             )
-        return self._finish("done", f"{nproc} ranks, {len(self.report['operators'])} rows "
-                                    f"from {script}", True)  # fmt: skip
+        return f"{nproc} ranks, {len(self.report['operators'])} rows from {script}"
 
     def _rank_problems(self, problems: list[str]) -> list[str]:
         """What went wrong, the failed rank first as torchrun names it (its exit or
@@ -494,6 +607,13 @@ class Session:
             return problems
         named = set(re.findall(r"rank \d+(?= failed)", root))  # ranks torchrun reported
         first = root.split(" failed", 1)[0]  # "rank 1": the cause
+        said = dict(problem.split(": ", 1) for problem in problems if ": " in problem)
+        # A rank whose worker caught the exception printed none: its channel said it.
+        root = re.sub(
+            r"(rank \d+) failed \(exit status \d+\)(?=;|$)",
+            lambda found: found.group(0) + _channel_error(said.get(found.group(1))),
+            root,
+        )
         return [root] + [
             problem.replace("ended without a complete result", f"stopped when {first} failed")
             for problem in problems

@@ -54,6 +54,10 @@ class RunSource(Protocol):
 
     def cancel(self) -> None: ...
 
+    def stop_peak(self) -> bool:
+        """End the peak-RSS pass here, the run done (the rows are in); False if none runs."""
+        ...
+
     def cleanup(self) -> None: ...
 
 
@@ -90,6 +94,11 @@ class LiveSource:
             session = self._session
         if session is not None:
             session.cancel()
+
+    def stop_peak(self) -> bool:
+        with self._lock:
+            session = self._session
+        return session is not None and session.stop_peak_pass("you")
 
     def cleanup(self) -> None:
         with self._lock:
@@ -193,6 +202,9 @@ class ReportSource:
 
     def cancel(self) -> None:
         pass  # nothing runs
+
+    def stop_peak(self) -> bool:
+        return False  # nothing runs
 
     def cleanup(self) -> None:
         if self.trace is not None:

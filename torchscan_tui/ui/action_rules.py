@@ -21,6 +21,7 @@ class Facts:
     """What the rules read: the run, its source, its rows."""
 
     running: bool = False
+    peak_pass: bool = False  # the peak-RSS pass runs (the rows are in): x stops it there
     rerunnable: bool = False
     kept_trace: str | None = None  # the trace held open for t (its path)
     trace_open: bool = False  # ... and still open (a new run closes the last one's)
@@ -66,10 +67,24 @@ NOTHING_TO_RERUN = (
     "A reopened file has no workload to run again: run the script itself for a new profile."
 )
 
+NO_KERNELS = (
+    "No kernels: this profile holds no device work (a CPU-only run, or the profiler "
+    "could not see the device). The kernel view lists GPU kernels, memcpy and memset."
+)
+NO_RANKS = (
+    "One rank: the rank view is for a torchrun job (--nproc-per-node) or a folder of "
+    "one trace per rank."
+)
+NO_STEPS = (
+    "No step overview: the profile holds no step (no optimizer step or ProfilerStep "
+    "was seen, and no window was profiled)."
+)
+
 # By action, as the bindings name it (with its argument where one binding of several is
 # meant: sort('device')).
 RULES: dict[str, Rule] = {
-    "cancel_run": Rule(lambda facts: facts.running),
+    "cancel_run": Rule(lambda facts: facts.running and not facts.peak_pass),
+    "stop_peak": Rule(lambda facts: facts.peak_pass),
     "rerun": Rule(
         lambda facts: facts.rerunnable and not facts.running,
         lambda facts: None if facts.rerunnable else NOTHING_TO_RERUN,
@@ -82,9 +97,24 @@ RULES: dict[str, Rule] = {
         lambda facts: NO_DEVICE_TIME,
         title="Cannot sort by device time",
     ),
-    "kernels": Rule(lambda facts: facts.kernels),
-    "ranks": Rule(lambda facts: facts.ranks),
-    "overview": Rule(lambda facts: facts.steps),
+    "kernels": Rule(
+        lambda facts: facts.kernels,
+        lambda facts: None if facts.running else NO_KERNELS,
+        title="k",
+        severity="information",
+    ),
+    "ranks": Rule(
+        lambda facts: facts.ranks,
+        lambda facts: None if facts.running else NO_RANKS,
+        title="R",
+        severity="information",
+    ),
+    "overview": Rule(
+        lambda facts: facts.steps,
+        lambda facts: None if facts.running else NO_STEPS,
+        title="o",
+        severity="information",
+    ),
     # A reopened file has no workload output to show.
     "toggle_log": Rule(
         lambda facts: facts.rerunnable or facts.log,

@@ -34,8 +34,8 @@ from torchscan_tui.run.phases import PHASE_WORDS, RUNNING, Outcome, Phase
 
 LOG_LINE_LIMIT = 5000
 RUN_MARKERS = {
-    "measuring": "── run 1: the whole script, for peak RSS ──",
-    "profiling": "── run 2: the profile worker (torch.profiler) ──",
+    "profiling": "── run 1: the profile worker (torch.profiler) ──",
+    "measuring": "── run 2: the whole script, unprofiled, for peak RSS ──",
 }
 
 
@@ -148,6 +148,16 @@ class RunState:
                 self.head = {**self.head, "trace_path": trace_path}
             self.trace = event.trace
             self.ended_at = time.monotonic()
+            if event.outcome == "failed":
+                self._log_traceback(event.details)
+
+    def _log_traceback(self, details: str) -> None:
+        """A failure's traceback in the log pane, unless the workload printed it there
+        already (a worker that caught the exception sends it on its channel instead)."""
+        said = details.strip().splitlines()
+        if said and "! " + said[-1] not in self.log.lines:
+            for line in said:
+                self._log_line("! " + line)
 
     def _log_line(self, line: str) -> None:
         self.log.add(line)

@@ -14,6 +14,7 @@ from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import SORT_FIELDS
+from torchscan_tui.analysis.step_summary import peak_scope, unprofiled_line
 from torchscan_tui.ui.action_rules import Facts
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.widgets.rss_panel import RssFigures
@@ -47,14 +48,27 @@ def heading_of(
     )
 
 
+FAILED_NOTE = "failed"
+FIRST_NOTES = frozenset({"no_rows"})  # why the table is empty: said before any other note
+
+
 def notes_of(state: RunState) -> tuple[tuple[str, str], ...]:
-    """The notes line: each note's code and message."""
-    return tuple(
+    """The notes line: why a failed run failed first (it stays until the next run: the
+    toast that says it is gone in seconds), then why the table is empty if it is, then
+    each other note's code and message."""
+    notes = [
         (str(note.get("code", "note")), str(note.get("message", ""))) for note in state.diagnostics
-    )
+    ]
+    notes.sort(key=lambda note: note[0] not in FIRST_NOTES)  # stable: the rest keep order
+    if state.outcome == "failed" and state.message:
+        notes.insert(0, (FAILED_NOTE, state.message))
+    return tuple(notes)
 
 
 def rss_figures_of(state: RunState) -> RssFigures:
+    """The peak: the kernel's figure, what it covers, how its pass ended and ran."""
+    run = (state.report or {}).get("run") or {}
+    measured = {"rss_status": state.rss_status, "rss_wall_seconds": state.rss_wall_seconds}
     return RssFigures(
         rss=state.rss,
         status=state.rss_status,
@@ -62,7 +76,19 @@ def rss_figures_of(state: RunState) -> RssFigures:
         samples=tuple(map(tuple, state.samples)),
         leftovers=state.rss_leftovers,
         pending=state.running or state.phase == "starting",
+        scope=peak_scope(measured),
+        steps_line=unprofiled_line(run, state.context),
+        missing=_why_no_peak(state),
     )
+
+
+def _why_no_peak(state: RunState) -> str:
+    """Why a run that has ended shows no peak: the peak pass runs after the profile."""
+    if state.phase == "cancelled" and state.rss is None:
+        return "cancelled during the profile, before the peak-RSS pass"
+    if state.phase == "failed" and state.rss is None:
+        return "the profile failed, so the peak-RSS pass did not run"
+    return "no RSS figure for this run or file"
 
 
 def share_of(state: RunState, sort_key: str) -> tuple[str, float | None]:
@@ -101,6 +127,7 @@ def facts_of(
     overview = state.overview
     return Facts(
         running=state.running,
+        peak_pass=state.phase == "measuring",
         rerunnable=rerunnable,
         kept_trace=str(trace.path) if trace is not None else None,
         trace_open=trace is not None and trace.open,

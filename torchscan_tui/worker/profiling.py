@@ -256,7 +256,7 @@ def profile_workload(
         recorded = _recorded(window, activities, windowed)
         max_events = max_events_allowed()
         aggregation = aggregate_events(recorded.events[:max_events])
-    notes = _notes(device, activities, aggregation, before, window if windowed else None)
+    notes = _notes(device, activities, aggregation, before, window if windowed else None, failure)
     if len(recorded.events) > max_events:
         notes.append(diag.events_truncated(max_events, len(recorded.events)))
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
@@ -355,6 +355,7 @@ def _notes(
     aggregation: Aggregation,
     before: _Before,
     window: StepWindow | None,
+    failure: BaseException | None,
 ) -> list[Note]:
     """The report's notes: the device, what the workload started, the window's."""
     import torch
@@ -374,7 +375,7 @@ def _notes(
     if cuda_active:
         notes += device_diagnostics(aggregation)
     if window is not None:
-        notes += window.notes()
+        notes += window.notes(failure)
     return notes
 
 

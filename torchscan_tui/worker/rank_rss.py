@@ -5,7 +5,7 @@ The rank runs the script as ``python SCRIPT ARGS`` would, then writes its own ke
 high-water mark (``ru_maxrss`` of this process, at exit) to the file the session made
 for its ``LOCAL_RANK`` (``run/rank_files.py``), opened before the script runs: each
 rank's peak is that rank's, not a sum nor the largest process of the job. With
-``--rss-steps K`` it ends at its K-th optimizer step (``step_limit``), writing the peak
+``--rss-steps K`` it ends at its K-th optimizer step (``peak_pass``'s hook), writing the peak
 so far and K. It then ends as the profile worker does, without torch's module teardown
 (which frees memory, so the peak is the same).
 """
@@ -16,6 +16,7 @@ import os
 import resource
 import sys
 import traceback
+from collections.abc import Callable
 
 from torchscan_tui.run.rank_files import open_handoff, rss_name
 from torchscan_tui.worker.quick_exit import exit_without_teardown
@@ -34,6 +35,26 @@ def write_peak(fd: int | None, stopped_at: int | None = None) -> None:
         pass
 
 
+def stop_at(limit: int, fd: int | None) -> Callable[[], None]:
+    """At the ``limit``-th outermost step: the peak so far and the step, then the end of
+    this process at once (status 0), stdout and stderr flushed."""
+    steps = 0
+
+    def counted() -> None:
+        nonlocal steps
+        steps += 1
+        if steps == limit:
+            write_peak(fd, steps)
+            for stream in (sys.stdout, sys.stderr):
+                try:
+                    stream.flush()
+                except Exception:  # noqa: BLE001 - closed or replaced by the script
+                    pass
+            os._exit(0)
+
+    return counted
+
+
 def main(argv: list[str]) -> int:
     limit = None
     if argv and argv[0].startswith("--rss-steps="):
@@ -45,10 +66,10 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"torchscan-tui: local rank {local_rank}: no peak file: {exc}", file=sys.stderr)
         fd = None
-    from torchscan_tui.worker.step_limit import run_script, stop_at_step
+    from torchscan_tui.worker.peak_pass import hook_steps_when_torch_loads, run_script
 
     if limit is not None:
-        stop_at_step(limit, lambda step: write_peak(fd, step))
+        hook_steps_when_torch_loads(stop_at(limit, fd))
     code = 0
     try:
         run_script(script, args)

@@ -202,8 +202,9 @@ class StepWindow:
             }
         }
 
-    def notes(self) -> list[Note]:
-        """Why the profile is not the window asked for, when it is not."""
+    def notes(self, raised: BaseException | None = None) -> list[Note]:
+        """Why the profile is not the window asked for, when it is not (``raised``: what
+        the workload raised, if it did)."""
         if self.ended_on_thread is not None:
             return [
                 diag.make(
@@ -236,6 +237,16 @@ class StepWindow:
                 )
             ]
         if not self.window_started:
+            if self.seen == 0 and raised is not None:
+                what = f"{type(raised).__name__}: {raised}".splitlines()[0][:200]
+                return [
+                    diag.make(
+                        "raised_before_first_step",
+                        f"The workload raised before its first step ({what}): the rows "
+                        "are what ran until then, not a training step. Its traceback is in "
+                        "the log (l).",
+                    )
+                ]
             if self.seen == 0:
                 return [
                     diag.make(

@@ -87,6 +87,12 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         Binding("l", "toggle_log", "Log", tooltip="Show or hide the workload's output"),
         Binding("r", "rerun", "Rerun", tooltip="Run the workload again"),
         Binding("x", "cancel_run", "Cancel", tooltip="Cancel the run"),
+        Binding(
+            "x",
+            "stop_peak",
+            "Stop",
+            tooltip="End the peak-RSS run here: the rows are in, the peak covers what ran",
+        ),  # fmt: skip
         Binding("q,f10", "quit", "Quit", tooltip="Quit, cancelling any run"),
         LEAVE_BINDING,
     ]
@@ -301,6 +307,11 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
 
     def action_rerun(self) -> None:
         self.start_run()
+
+    def action_stop_peak(self) -> None:
+        if self.source.stop_peak():
+            self.status_message = "stopping the peak-RSS run: its figure covers what ran…"
+            self.render_status()
 
     def action_cancel_run(self) -> None:
         self.source.cancel()

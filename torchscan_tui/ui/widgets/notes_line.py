@@ -22,7 +22,10 @@ def notes_text(notes: tuple[tuple[str, str], ...]) -> Text:
     if not notes:
         return text
     code, message = notes[0]
-    text.append(" ⚠ ", style="bold yellow")
+    if code == "failed":  # why the run failed: ui/screen_figures.notes_of puts it first
+        text.append(" ✗ ", style="bold red")
+    else:
+        text.append(" ⚠ ", style="bold yellow")
     text.append(f"{neutralise_controls(code)}: ", style="bold")
     text.append(neutralise_controls(message))
     more = len(notes) - 1

@@ -40,6 +40,9 @@ class RssFigures:
     samples: tuple = ()
     leftovers: int = 0
     pending: bool = True
+    scope: str = ""  # what the figure covers when not the whole run (step_summary.peak_scope)
+    steps_line: str | None = None  # the peak pass's own steps, unprofiled
+    missing: str = "no RSS figure for this run or file"  # why none, once none can come
 
 
 def figures_text(figures: RssFigures) -> Text:
@@ -57,18 +60,14 @@ def figures_text(figures: RssFigures) -> Text:
         elif figures.pending:
             text.append("  (kernel figure once the workload exits)", style="dim")
         else:
-            text.append("  (not measured: no RSS figure for this run or file)", style="dim")
+            text.append(f"  (not measured: {figures.missing})", style="dim")
         return text
     text.append(format_bytes(rss["value"]), style="bold magenta")
-    if status.get("cancelled"):
+    if figures.scope:  # ended early (a stop, --rss-steps), or asked to and never was
+        text.append(f"  kernel high-water mark{figures.scope}")
+    elif status.get("cancelled"):
         # The child was stopped: its mark covers the run up to then, not all of it.
         text.append("  kernel high-water mark up to the cancel, not the whole run's")
-    elif status.get("rss_steps"):  # --rss-steps: the pass was ended at that step
-        text.append(f"  kernel high-water mark up to step {status['rss_steps']}, not the "
-                    "whole run's")  # fmt: skip
-    elif status.get("rss_steps_unreached"):  # asked for, and the run ended before it
-        text.append(f"  kernel high-water mark of the whole run (it ended before step "
-                    f"{status['rss_steps_unreached']})")  # fmt: skip
     else:
         text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
     text.append("\n")
@@ -80,6 +79,8 @@ def figures_text(figures: RssFigures) -> Text:
     text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")
     if figures.leftovers:
         text.append(f" · {figures.leftovers} leftover process(es) ended", style="yellow")
+    if figures.steps_line:
+        text.append(f" · {figures.steps_line}")
     if len(figures.samples) > 1:
         text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
     return text
