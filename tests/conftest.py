@@ -48,8 +48,11 @@ def samples() -> Path:
     return SAMPLES
 
 
-def torchscan(*argv, cwd=None, timeout: float = 300) -> subprocess.CompletedProcess:
-    """``torchscan-tui ARGV`` as a real process (no terminal: stdin is not a tty)."""
+def torchscan(
+    *argv, cwd=None, timeout: float = 300, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """``torchscan-tui ARGV`` as a real process (no terminal: stdin is not a tty);
+    ``env``: variables added to this process's environment."""
     return subprocess.run(
         [sys.executable, "-m", "torchscan_tui", *map(str, argv)],
         capture_output=True,
@@ -57,6 +60,7 @@ def torchscan(*argv, cwd=None, timeout: float = 300) -> subprocess.CompletedProc
         cwd=cwd,
         stdin=subprocess.DEVNULL,
         timeout=timeout,
+        env=None if env is None else {**os.environ, **env},
     )
 
 

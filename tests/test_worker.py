@@ -53,7 +53,7 @@ def test_worker_sends_phases_meta_rows_then_done(workloads):
     assert types.index("meta") < types.index("rows")
     phase_messages = [message for message in messages if message["type"] == "phase"]
     phases = [message["phase"] for message in phase_messages if message.get("step") is None]
-    assert phases == ["loading", "profiling", "aggregating", "sending"]
+    assert phases == ["loading", "profiling", "collecting", "aggregating", "sending"]
     # workload() is a step: one warm-up call, one profiled, each said as it ends
     steps = [(m["step"], m["steps"]) for m in phase_messages if m.get("step") is not None]
     assert steps == [(1, 2), (2, 2)]

@@ -82,6 +82,19 @@ class Distributed(TypedDict, total=False):
     backend: str | None
 
 
+class WindowMemoryFigures(TypedDict, total=False):
+    """The worker's memory over a window (``worker/window_memory.py``): its budget, what
+    the steps grew it by while recording, where memory cut the window, and its resident
+    set when the window opened and at its peak (``ru_maxrss``, once the rows were built)."""
+
+    budget: int | None
+    budget_source: str
+    recorded_bytes: int
+    cut_after: int | None
+    window_start_rss: int | None
+    peak_rss: int | None
+
+
 class StepsContext(TypedDict, total=False):
     """Which steps a window's profile holds (``worker/steps.py``)."""
 
@@ -93,6 +106,7 @@ class StepsContext(TypedDict, total=False):
     whole_run: bool
     step_seconds: list[float]
     profiler_steps: list[str]
+    memory: WindowMemoryFigures
 
 
 class Context(TypedDict, total=False):

@@ -12,12 +12,13 @@ from __future__ import annotations
 from typing import Literal, get_args
 
 # What the profile worker says on its channel (run/protocol.py).
-WorkerPhase = Literal["loading", "profiling", "aggregating", "sending", "tracing"]
+WorkerPhase = Literal["loading", "profiling", "collecting", "aggregating", "sending", "tracing"]
 # How a run ends.
 Outcome = Literal["done", "failed", "cancelled"]
 # Every phase a run's events name (the session says the worker's "sending" as "receiving").
 Phase = Literal[
-    "starting", "measuring", "loading", "profiling", "aggregating", "receiving", "tracing",
+    "starting", "measuring", "loading", "profiling", "collecting", "aggregating", "receiving",
+    "tracing",
     "opened", "done", "failed", "cancelled",
 ]  # fmt: skip
 OUTCOMES: frozenset[str] = frozenset(get_args(Outcome))
@@ -27,6 +28,8 @@ RUNNING: frozenset[str] = frozenset(get_args(Phase)) - OUTCOMES - {"opened"}
 RUN_PHASES: dict[str, str] = {
     "loading": "run 1 of 2, the profile: loading the script",
     "profiling": "run 1 of 2, the profile",
+    # The profiler's stop builds its results: minutes for millions of events.
+    "collecting": "run 1 of 2, the profile: collecting its events",
     "aggregating": "run 1 of 2, the profile: grouping its events",
     "measuring": "run 2 of 2, the whole script for peak RSS",
 }

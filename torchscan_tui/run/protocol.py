@@ -4,7 +4,8 @@ no textual).
 The worker writes to an inherited pipe fd, never to stdout, so nothing the workload prints
 can be taken for a message. Messages, in the order a worker sends them:
 
-  PhaseMessage("loading" | "profiling" | "aggregating" | "sending" | "tracing")
+  PhaseMessage("loading" | "profiling" | "collecting" | "aggregating" | "sending" |
+  "tracing")
   PhaseMessage("profiling", step=k, steps=n)     after each step
   HeadMessage(head)                               the report but its rows (report_schema.Head)
   RowsMessage(rows)                               rank order, in batches

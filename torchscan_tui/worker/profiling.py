@@ -250,10 +250,10 @@ def profile_workload(
     windowed = window is not None
     if window is None:  # the whole call, once: the library's default (and the spec's)
         window = StepWindow(0, 1, run_to_end=True, source="the whole call")
-    failure = _run_profiled(fn, window, activities, device, windowed)
-    progress("aggregating")
+    failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
+        progress("aggregating")
         max_events = max_events_allowed()
         aggregation = aggregate_events(recorded.events[:max_events])
     notes = _notes(device, activities, aggregation, before, window if windowed else None, failure)
@@ -286,10 +286,16 @@ def _device_activity(activities: list) -> bool:
 
 
 def _run_profiled(
-    fn: Callable[[], Any], window: StepWindow, activities: list, device: str, windowed: bool
+    fn: Callable[[], Any],
+    window: StepWindow,
+    activities: list,
+    device: str,
+    windowed: bool,
+    progress: ProgressCallback,
 ) -> BaseException | None:
     """Run ``fn`` under the window's profile(s); what it raised, if anything (the rows
-    recorded before it still count)."""
+    recorded before it still count). Says "collecting" before the profiler's stop, which
+    builds its results (minutes of no progress for millions of events, before)."""
     import torch
     from torch.profiler import profile, record_function
 
@@ -320,6 +326,7 @@ def _run_profiled(
         pass  # the window is in: the script ends there
     except BaseException as exc:  # noqa: BLE001 - the rows so far are still wanted
         failure = exc
+    progress("collecting")
     window.stop()
     return failure
 

@@ -32,6 +32,7 @@ from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
 from torchscan_tui.formats.report_schema import StepsContext
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
+from torchscan_tui.worker.window_memory import WindowMemory
 
 
 class WindowComplete(BaseException):  # noqa: N818 - not an error: the window is in
@@ -83,6 +84,8 @@ class StepWindow:
         self.recorded_from_window = False  # the warm-up's profile was let go
         self.step_names: list[str] = []  # an adopted profile's: its ProfilerStep numbers
         self._last = 0.0
+        # What the worker's memory allows: the window may end before its last step.
+        self.memory = WindowMemory.from_environment()
 
     def start(
         self,
@@ -99,6 +102,7 @@ class StepWindow:
         self.window_started = self.warmup == 0
         if self.window_started:
             self._mark(WINDOW_START)
+            self.memory.window_opens()
         self._last = self._clock()
 
     def _open_window(self) -> None:
@@ -114,6 +118,7 @@ class StepWindow:
         self.profile.start()
         self.recorded_from_window = True
         self._mark(WINDOW_START)
+        self.memory.window_opens()
         self._last = self._clock()
 
     def step_done(self) -> None:
@@ -142,9 +147,11 @@ class StepWindow:
             return
         self.step_seconds.append(now - self._last)
         self._last = now
-        if len(self.step_seconds) < self.steps:
+        done = len(self.step_seconds)
+        self.memory.step_done()
+        if done < self.steps and self.memory.room_for_another(done):
             self._mark(STEP_END)
-        else:
+        else:  # the last step, or the last one memory allows (WindowMemory)
             self._settle()
             self._mark(WINDOW_END)
             self.window_done = True
@@ -199,12 +206,17 @@ class StepWindow:
                 "whole_run": not self.window_started,
                 "step_seconds": list(self.step_seconds),
                 **({"profiler_steps": list(self.step_names)} if self.step_names else {}),
+                **({"memory": self.memory.figures()} if self.window_started else {}),
             }
         }
 
     def notes(self, raised: BaseException | None = None) -> list[Note]:
         """Why the profile is not the window asked for, when it is not (``raised``: what
         the workload raised, if it did)."""
+        cut = self.memory.note(self.steps) if not self.superseded else None
+        return ([cut] if cut is not None else []) + self._window_notes(raised)
+
+    def _window_notes(self, raised: BaseException | None) -> list[Note]:
         if self.ended_on_thread is not None:
             return [
                 diag.make(

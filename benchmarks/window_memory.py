@@ -1,0 +1,63 @@
+"""Issue 28, point 2: how much a step window's events cost the worker at its peak.
+
+Each run is a fresh process (``ru_maxrss`` is a process's lifetime peak) that profiles a
+window of op-dense steps with ``profile_workload`` (a step of N small additions: about
+11 events each, shapes and memory recorded) and prints what the window's memory figures
+say: what recording grew the process by, and the process's peak over its size when the
+window opened. Their ratio is ``window_memory.PEAK_PER_RECORDED``: the window ends early
+when the steps recorded so far, times that, would pass the worker's memory budget.
+
+    python -m benchmarks.window_memory [--ops 20000] [--steps 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+from torchscan_tui.worker.window_memory import BUDGET_VARIABLE, PEAK_PER_RECORDED
+
+CHILD = """
+import json, sys, torch
+from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.steps import StepWindow, call_steps
+ops, steps = int(sys.argv[1]), int(sys.argv[2])
+x = torch.ones(8, 8)
+def step():
+    y = x
+    for _ in range(ops):
+        y = y + 1
+window = StepWindow(1, steps)
+report = profile_workload(call_steps(step, window), window=window)
+print(json.dumps({"events": report["context"]["events"],
+                  "memory": report["context"]["steps"]["memory"]}))
+"""
+
+
+def measure(ops: int, steps: int) -> dict:
+    environment = {**os.environ, BUDGET_VARIABLE: "1T"}  # never cut: measure it all
+    done = subprocess.run([sys.executable, "-c", CHILD, str(ops), str(steps)],
+                          capture_output=True, text=True, check=True, env=environment)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ops", type=int, default=20_000)
+    parser.add_argument("--steps", type=int, default=3)
+    args = parser.parse_args()
+    for ops in (args.ops // 4, args.ops):
+        figures = measure(ops, args.steps)
+        memory = figures["memory"]
+        peak_growth = memory["peak_rss"] - memory["window_start_rss"]
+        ratio = peak_growth / max(memory["recorded_bytes"], 1)
+        print(f"{figures['events']:>9} events: recorded {memory['recorded_bytes'] / 1e6:8.1f} MB,"
+              f" peak growth {peak_growth / 1e6:8.1f} MB, ratio {ratio:5.1f}"
+              f" (PEAK_PER_RECORDED {PEAK_PER_RECORDED:g})")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+"""How much of a step window the worker's memory allows (issue 28, point 2).
+
+An op-dense step (two LBFGS steps: 3.6M events) took the worker to 21.7 GiB on a 24 GiB
+machine. What the profiler holds while it records is small next to what it takes to turn
+the events into rows: Kineto's results built at ``stop()``, then ours. Measured here on
+165k and 660k events (``benchmarks/window_memory.py``: 46 MB recorded, 749 MB at the
+peak; 184 MB, 2.99 GB), the worker's peak grew 16.2-16.3 times what the process had
+grown by while recording (about 4.5 KB an event): :data:`PEAK_PER_RECORDED`. So after
+each profiled step the window knows what one more step would cost at its peak, and ends
+before that passes the budget, keeping the steps it has (always at least one).
+
+The budget: ``TORCHSCAN_WORKER_MEMORY`` (bytes, or with a K/M/G suffix), else half the
+memory available when the window opens (``MemAvailable``).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.analysis.records import Note
+from torchscan_tui.common.formatting import format_bytes
+from torchscan_tui.formats.report_schema import WindowMemoryFigures
+
+BUDGET_VARIABLE = "TORCHSCAN_WORKER_MEMORY"
+# The worker's peak growth over its growth while recording (see the module's docstring).
+PEAK_PER_RECORDED = 16.0
+SHARE_OF_AVAILABLE = 0.5
+_SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def resident_bytes() -> int | None:
+    """This process's resident set now (``/proc/self/statm``); None where unknown."""
+    try:
+        with open("/proc/self/statm", encoding="ascii") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def available_bytes() -> int | None:
+    """The kernel's estimate of memory available to start new work (``MemAvailable``)."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+def parse_budget(text: str) -> int | None:
+    """``"512M"``, ``"2G"``, ``"1073741824"``: bytes; None for anything else."""
+    text = text.strip().upper().removesuffix("B").removesuffix("I")
+    scale = _SUFFIXES.get(text[-1:], 1)
+    number = text[:-1] if text[-1:] in _SUFFIXES else text
+    try:
+        value = float(number)
+    except ValueError:
+        return None
+    return int(value * scale) if value > 0 else None
+
+
+def memory_budget(environ: dict[str, str] | None = None) -> tuple[int | None, str]:
+    """The budget in bytes (None: nothing bounds it) and where it comes from."""
+    environ = dict(os.environ) if environ is None else environ
+    given = environ.get(BUDGET_VARIABLE)
+    if given:
+        budget = parse_budget(given)
+        if budget is not None:
+            return budget, BUDGET_VARIABLE
+    available = available_bytes()
+    if available is None:
+        return None, "no /proc/meminfo"
+    return int(available * SHARE_OF_AVAILABLE), "half the memory available"
+
+
+@dataclass
+class WindowMemory:
+    """The window's memory so far, step by step, against the budget."""
+
+    budget: int | None
+    budget_source: str
+    read_resident: Callable[[], int | None] = resident_bytes
+    baseline: int | None = None
+    recorded: int = 0  # growth while recording, up to the last step
+    cut_after: int | None = None  # the window was cut after this many steps
+
+    @classmethod
+    def from_environment(cls) -> WindowMemory:
+        budget, source = memory_budget()
+        return cls(budget, source)
+
+    def window_opens(self) -> None:
+        self.baseline = self.read_resident()
+
+    def step_done(self) -> None:
+        """After a profiled step: what recording has grown the process by."""
+        now = self.read_resident()
+        if self.baseline is not None and now is not None:
+            self.recorded = max(now - self.baseline, 0)
+
+    def room_for_another(self, steps_done: int) -> bool:
+        """After ``steps_done`` profiled steps (:meth:`step_done` called): would one more
+        stay within the budget at the worker's peak?"""
+        if self.budget is None or self.baseline is None or steps_done < 1:
+            return True
+        per_step = self.recorded / steps_done
+        if (self.recorded + per_step) * PEAK_PER_RECORDED <= self.budget:
+            return True
+        self.cut_after = steps_done
+        return False
+
+    def projected_peak(self) -> int:
+        """The worker's growth at its peak that the steps recorded so far predict."""
+        return int(self.recorded * PEAK_PER_RECORDED)
+
+    def figures(self) -> WindowMemoryFigures:
+        """What the report says of it; ``peak_rss``: the worker's peak so far (asked for
+        once the rows are built, it is the grouping's)."""
+        return {
+            "budget": self.budget,
+            "budget_source": self.budget_source,
+            "recorded_bytes": self.recorded,
+            "cut_after": self.cut_after,
+            "window_start_rss": self.baseline,
+            "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        }
+
+    def note(self, requested: int) -> Note | None:
+        """Why the window holds fewer steps than asked, when memory cut it."""
+        if self.cut_after is None or self.budget is None:
+            return None
+        kept = self.cut_after
+        return diag.make(
+            "window_cut_for_memory",
+            f"The window was cut to {kept} of {requested} step(s): the events of each step "
+            f"took {format_bytes(self.recorded // kept)} while recording, and grouping them "
+            f"takes about {PEAK_PER_RECORDED:g}x that, so one more step would pass the "
+            f"worker's memory budget of {format_bytes(self.budget)} ({self.budget_source}). "
+            f"The rows hold the {kept} step(s) kept. To keep more, set {BUDGET_VARIABLE} "
+            "(e.g. 8G) on a machine that has it, or profile a smaller step.",
+        )
