@@ -20,7 +20,9 @@ from torchscan_tui.worker.profiling import extract_raw_events
 
 
 def _profile(fn):
-    with profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True) as p:
+    with profile(
+        activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True, with_flops=True
+    ) as p:
         fn()
     return p
 
@@ -36,6 +38,9 @@ def _compare(prof):
         assert group.calls == event.count, key
         assert group.cpu_net_bytes == event.self_cpu_memory_usage, key
         assert abs(group.cpu_self_ns / 1000 - event.self_cpu_time_total) < 0.01, key
+        # Issue 28, point 10: inclusive time and FLOPs as key_averages().table() shows them
+        assert abs(group.cpu_total_ns / 1000 - event.cpu_time_total) < 0.01, key
+        assert group.flops == (event.flops or None), key  # None: torch counted none
     return ours
 
 
@@ -59,6 +64,8 @@ def test_agrees_with_key_averages_on_a_training_loop():
     assert step and step[0].kind == "annotation" and step[0].calls == 5
     addmm = [g for g in aggregation.groups if g.operator == "aten::addmm"]
     assert addmm and all(g.callers.get("step") for g in addmm)
+    assert all(g.flops for g in addmm)  # torch counts a matmul's FLOPs
+    assert step[0].cpu_total_ns > step[0].cpu_self_ns  # a range holds its children's time too
 
 
 def test_agrees_on_nested_same_name_annotations_and_memory_outside_ops():
@@ -99,6 +106,7 @@ def _asking_every_event(kineto_results):
             event.activity_type(),
             event.nbytes() if event.name() == "[memory]" else 0,
             event.is_hidden_event(),
+            event.flops(),
         )
         for event in kineto_results.events()
     ]
@@ -136,7 +144,7 @@ class _FakeKinetoEvent:
         self._fields.update(correlation_id=corr, linked_correlation_id=linked)
         self._fields.update(is_user_annotation=annotation, is_hidden_event=False)
         self._fields.update(is_async=False, start_thread_id=1, end_thread_id=1, shapes=[])
-        self._fields.update(start_ns=10, end_ns=20)
+        self._fields.update(start_ns=10, end_ns=20, flops=0)
         self._device = device
 
     def device_type(self):
@@ -212,3 +220,21 @@ def test_async_events_count_calls_but_no_self_time():
     events = [RawEvent("async_op", "CPU", True, 1, 0, 50, 1, 0, [])]
     (group,) = aggregate_events(events).groups
     assert group.calls == 1 and group.cpu_self_ns == 0
+
+
+def test_an_ops_total_device_time_holds_its_childrens_kernels_mock_gpu():
+    """Issue 28, point 10: inclusive device time, as key_averages' device_time_total and
+    the plugin's "device total duration": aten::linear launched nothing itself, its
+    aten::addmm launched a 60 ns kernel."""
+    events = [
+        _event("aten::linear", "CPU", 0, 100, corr=1, shapes=[[4, 4]]),
+        _event("aten::addmm", "CPU", 10, 90, corr=2, shapes=[[4], [4, 4], [4, 4]]),
+        _event("cudaLaunchKernel", "CPU", 20, 30, corr=3, linked=2, activity_type="cuda_runtime"),
+        _event("gemm", "CUDA", 200, 260, corr=4, linked=2, thread=5, activity_type="kernel"),
+    ]
+    groups = {g.operator: g for g in aggregate_events(events).groups}
+    linear, addmm = groups["aten::linear"], groups["aten::addmm"]
+    assert (linear.device_self_ns, linear.device_total_ns) == (0, 60)
+    assert (addmm.device_self_ns, addmm.device_total_ns) == (60, 60)
+    assert (linear.cpu_self_ns, linear.cpu_total_ns) == (20, 100)
+    assert linear.flops is None  # no FLOPs recorded: None, not 0

@@ -227,3 +227,17 @@ def test_multi_node_options_need_nproc_per_node(tmp_path):
     done = torchscan(script, "--nnodes", 2, "--json", tmp_path / "r.json")
     assert done.returncode == 2
     assert "need --nproc-per-node N" in done.stderr.strip().splitlines()[-1]
+
+
+@pytest.mark.slow
+def test_flops_reach_the_report_when_asked(tmp_path):
+    """Issue 28, point 10: --flops reaches the worker's profiler; each matmul row then
+    has its FLOPs and FLOP/s, and every row its inclusive CPU time."""
+    out = tmp_path / "r.json"
+    result = torchscan(SAMPLES / "mlp.py", "--flops", "--json", out)
+    assert result.returncode == 0, result.stderr
+    report = json.loads(out.read_text())
+    assert report["context"]["flops_counted"] is True
+    addmm = [row for row in report["operators"] if row["operator"] == "aten::addmm"]
+    assert addmm and all(row["flops"] > 0 and row["flops_per_second"] > 0 for row in addmm)
+    assert all(row["cpu_total_seconds"] >= row["cpu_self_seconds"] for row in report["operators"])

@@ -55,18 +55,23 @@ def test_2021_trace_matches_the_tensorboard_plugins_operator_view(reports):
     """Point 1: every operator of the plugin's expected view, by name."""
     report = reports["resnet50_2021_cuda.pt.trace.json.gz"]
     expected = json.loads((DATA / "resnet50_2021_cuda.expected_operator_view.json").read_text())
-    ours = defaultdict(lambda: [0, 0.0, 0.0])
+    ours = defaultdict(lambda: [0, 0.0, 0.0, 0.0, 0.0])
     for row in report["operators"]:
         totals = ours[row["operator"]]
         totals[0] += row["calls"]
         totals[1] += row["cpu_self_seconds"] * 1e6
         totals[2] += row["device_self_seconds"] * 1e6
+        totals[3] += row["cpu_total_seconds"] * 1e6
+        totals[4] += row["device_total_seconds"] * 1e6
     assert len(expected["operators"]) == 76
     for op in expected["operators"]:
-        calls, host_us, device_us = ours[op["name"]]
+        calls, host_us, device_us, host_total_us, device_total_us = ours[op["name"]]
         assert calls == op["calls"], op["name"]
         assert host_us == pytest.approx(op["host_self_duration"], abs=1), op["name"]
         assert device_us == pytest.approx(op["device_self_duration"], rel=0.01, abs=0.5)
+        # Issue 28, point 10: inclusive (total) time, the plugin's own figures
+        assert host_total_us == pytest.approx(op["host_total_duration"], abs=1), op["name"]
+        assert device_total_us == pytest.approx(op["device_total_duration"], rel=0.01, abs=0.5)
 
 
 @pytest.mark.slow

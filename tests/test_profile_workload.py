@@ -219,3 +219,23 @@ def test_the_whole_call_has_no_rows_of_ours():
     report = profile_workload(lambda: torch.ones(3, 3).sum())
     assert not any(row["operator"].startswith("[torchscan]") for row in report["operators"])
     assert "steps" not in report["context"]
+
+
+def test_flops_are_counted_when_asked_and_none_otherwise():
+    """Issue 28, point 10: FLOPs as torch counts them (2·M·K·N for a matmul), with the
+    FLOP/s they achieved over the op's inclusive time; not asked, None (never 0)."""
+    a, b = torch.ones(8, 16), torch.ones(16, 32)
+
+    def matmul(report):
+        (row,) = [r for r in report["operators"] if r["operator"] == "aten::mm"]
+        return row
+
+    counted = matmul(profile_workload(lambda: a @ b, with_flops=True))
+    assert counted["flops"] == 2 * 8 * 16 * 32
+    assert counted["flops_per_second"] == pytest.approx(
+        counted["flops"] / counted["cpu_total_seconds"]
+    )
+    assert counted["cpu_total_seconds"] >= counted["cpu_self_seconds"] > 0
+    plain = profile_workload(lambda: a @ b)
+    assert matmul(plain)["flops"] is None and matmul(plain)["flops_per_second"] is None
+    assert plain["context"]["flops_counted"] is False

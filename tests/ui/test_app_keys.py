@@ -741,3 +741,32 @@ async def test_while_the_workload_runs_its_live_rss_and_run_two_of_two_show(unti
         header = str(screen.query_one("#run-header").render())
         assert "run 2 of 2, the whole script for peak RSS" in header
         await pilot.press("x")
+
+
+async def test_inclusive_time_and_flops_sort_and_show_on_a_wide_terminal(wait):
+    """Issue 28, point 10: rows from a real profile carry inclusive time and FLOPs
+    (torch's with_flops); i sorts by CPU total, f by FLOPs, and a wide terminal shows
+    both beside self time."""
+    import torch
+
+    from torchscan_tui.worker.profiling import profile_workload
+
+    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 8))
+    report = profile_workload(lambda: model(torch.ones(32, 64)).sum().backward(), with_flops=True)
+    rows = report["operators"]
+    app = create_app(source=replay_source(rows=rows), show_clock=False)
+    async with app.run_test(size=(220, 30)) as pilot:
+        await wait(pilot)
+        shown = [column.key for column, _ in app.main_screen.table.column_layout()]
+        assert {"cpu_total", "flops", "flop_rate"} <= set(shown)
+        await pilot.press("i")
+        view = app.main_screen.view
+        totals = [view.rows[i]["cpu_total_seconds"] for i in view.visible]
+        assert totals == sorted(totals, reverse=True) and "sort CPU total ↓" in status_text(app)
+        await pilot.press("f")
+        flops = [view.rows[i]["flops"] for i in view.visible]
+        counted = [value for value in flops if value is not None]
+        assert counted == sorted(counted, reverse=True) and flops[: len(counted)] == counted
+        top = view.rows[view.visible[0]]
+        assert top["operator"] in ("aten::addmm", "aten::mm") and top["flops_per_second"] > 0
+        assert "FLOP" in app.export_screenshot()

@@ -77,6 +77,11 @@ class Group:
     device_self_ns: int = 0
     cpu_net_bytes: int = 0
     callers: dict[str, int] = field(default_factory=dict)
+    # Inclusive: the op's children counted too, as key_averages' cpu_time_total and
+    # device_time_total; FLOPs as torch counts them (None: it counted none).
+    cpu_total_ns: int = 0
+    device_total_ns: int = 0
+    flops: int | None = None
 
 
 @dataclass
@@ -173,6 +178,7 @@ class _Nodes:
     classes: list[str]  # activity class (see :mod:`~torchscan_tui.analysis.activities`)
     synchronous_cpu: list[bool]
     cpu_memory: list[int]  # CPU bytes allocated within the node's interval
+    flops: list[int]  # what torch counted for the node; empty: no FLOPs recorded
 
     @classmethod
     def of(cls, columns: EventColumns, memory: _MemoryIndex) -> _Nodes:
@@ -201,6 +207,7 @@ class _Nodes:
                 for device, is_async in zip(devices, columns.asynchronous, strict=True)
             ],
             cpu_memory=memory.attribute(devices, starts, ends),
+            flops=list(columns.flops),
         )
 
     def add_record(self, record: RawEvent) -> None:
@@ -216,6 +223,8 @@ class _Nodes:
         self.classes.append(CPU_OP)
         self.synchronous_cpu.append(True)
         self.cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
+        if self.flops:
+            self.flops.append(0)
 
 
 def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
@@ -293,6 +302,8 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
         callers=callers,
         device_ns=attribution.op_device_ns,
+        device_total_ns=_inclusive(attribution.op_device_ns, nested, parent, alive),
+        durations=durations,
     )
     groups += _unattributed_groups(attribution)
     return Aggregation(
@@ -307,6 +318,21 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         if linking
         else None,
     )
+
+
+def _inclusive(
+    self_values: list[int], nested: list[int], parent: list[int], alive: list[bool]
+) -> list[int]:
+    """Each node's value with its live descendants' (device time: its own kernels and
+    those of the ops it called). ``nested`` puts parents before their children."""
+    if not any(self_values):  # a CPU profile: no device time anywhere
+        return self_values
+    totals = list(self_values)
+    for index in reversed(nested):
+        up = parent[index]
+        if up >= 0 and alive[index]:
+            totals[up] += totals[index]
+    return totals
 
 
 def _op_ids(nodes: _Nodes, correlation_ids: list[int]) -> dict[int, int]:
@@ -367,6 +393,8 @@ def _groups(
     self_bytes: list[int],
     callers: list[str | None],
     device_ns: list[int],
+    device_total_ns: list[int],
+    durations: list[int],
 ) -> list[Group]:
     """The groups of the live CPU nodes in ``indices`` (in order of first appearance).
 
@@ -399,13 +427,18 @@ def _groups(
         ("cpu_self_ns", self_ns),
         ("cpu_net_bytes", self_bytes),
         ("device_self_ns", device_ns),
+        ("cpu_total_ns", durations),
+        ("device_total_ns", device_total_ns),
+        ("flops", nodes.flops),
     ):
+        if not values:  # no FLOPs recorded: None on every group, not a made-up 0
+            continue
         totals = [0] * len(groups)
         if any(values):  # a CPU profile has no kernel time: no Python pass for zeros
             for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
                 totals[number] += value
         for group, total in zip(groups, totals, strict=True):
-            setattr(group, attribute, total)
+            setattr(group, attribute, total if total or attribute != "flops" else None)
 
     pairs = Counter(zip(ids, map(callers.__getitem__, indices), strict=True))
     for (number, caller), calls in pairs.items():

@@ -22,9 +22,10 @@ from torchscan_tui.common.formatting import (
     format_count,
     format_seconds,
     format_shapes,
+    format_si,
 )
 
-Unit = Literal["text", "shapes", "kind", "count", "seconds", "bytes"]
+Unit = Literal["text", "shapes", "kind", "count", "seconds", "bytes", "flops", "flop_rate"]
 # How the cross-rank view makes one figure of every rank's: the median over every rank (a
 # rank without the row counting 0, as it spent nothing there), rounded for counts; the
 # median of the ranks that measured it (None where none did); or the first rank's value.
@@ -55,6 +56,10 @@ class RowField:
             return format_count(value)
         if self.unit == "shapes":
             return format_shapes(value)
+        if self.unit == "flops":
+            return format_si(value, "FLOP")
+        if self.unit == "flop_rate":
+            return format_si(value, "FLOP/s")
         return str(value)
 
 
@@ -74,6 +79,23 @@ ROW_FIELDS: tuple[RowField, ...] = (
     RowField(
         "cpu_net_bytes", "CPU net bytes", "net bytes", "bytes", sort="bytes",
         across_ranks="median",
+    ),
+    # Inclusive time (the op's children too) and FLOPs, as key_averages().table() shows.
+    RowField(
+        "cpu_total_seconds", "CPU total time", "CPU total", "seconds",
+        sort="cpu_total", across_ranks="median",
+    ),
+    RowField(
+        "device_total_seconds", "device total time", "dev total", "seconds",
+        sort="device_total", across_ranks="median_measured",
+    ),
+    RowField(
+        "flops", "FLOPs", "FLOPs", "flops", sort="flops",
+        across_ranks="median_measured",
+    ),
+    RowField(
+        "flops_per_second", "achieved FLOP/s", "FLOP/s", "flop_rate",
+        sort="flop_rate", across_ranks="median_measured",
     ),
 )  # fmt: skip
 FIELDS: dict[str, RowField] = {field.key: field for field in ROW_FIELDS}
@@ -98,4 +120,4 @@ def across_ranks(field: RowField, found: Mapping[int, Mapping[str, Any]], ranks:
         return statistics.median(measured) if measured else None
     values = [found[rank].get(field.key) or 0 if rank in found else 0 for rank in ranks]
     middle = statistics.median(values)
-    return round(middle) if field.unit in ("count", "bytes") else middle
+    return round(middle) if field.unit in ("count", "bytes", "flops") else middle

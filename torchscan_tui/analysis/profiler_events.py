@@ -55,6 +55,7 @@ class RawEvent(NamedTuple):
     activity_type: str = ""
     nbytes: int = 0
     hidden: bool = False
+    flops: int = 0  # what torch counted (``with_flops``: matmul, conv, ...), else 0
 
 
 DEVICE_WAIT_ACTIVITY = "cuda_sync"
@@ -97,6 +98,7 @@ class EventColumns:
     event_count: int
     set_apart: dict[str, int] = field(default_factory=dict)
     device_waits: list[DeviceWait] = field(default_factory=list)
+    flops: list[int] = field(default_factory=list)  # empty: no FLOPs recorded (a trace)
 
     @cached_property
     def classes(self) -> list[str]:
@@ -112,7 +114,7 @@ class EventColumns:
             [] for _ in RawEvent._fields
         ]
         (names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
-         shapes, annotations, activities, _nbytes, _hidden) = columns  # fmt: skip
+         shapes, annotations, activities, _nbytes, _hidden, flops) = columns  # fmt: skip
         return cls(
             names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
             shapes, annotations, activities,
@@ -123,6 +125,7 @@ class EventColumns:
                 for event in events
                 if event.activity_type == DEVICE_WAIT_ACTIVITY
             ],
+            flops=flops if any(flops) else [],
         )  # fmt: skip
 
 

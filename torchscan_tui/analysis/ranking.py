@@ -11,8 +11,18 @@ from torchscan_tui.analysis.records import Row
 NANOSECONDS = 1e9
 
 
+def achieved_flops(flops: int | None, seconds: float | None) -> float | None:
+    """FLOP/s: the op's FLOPs over its inclusive time (device time where measured: the
+    kernels did the arithmetic; else CPU), None where either is unknown or zero."""
+    if not flops or not seconds:
+        return None
+    return flops / seconds
+
+
 def group_to_row(group: Group, *, device_measured: bool) -> Row:
     """One report row. Device time is None when it was not measured, never a made-up 0."""
+    cpu_total = group.cpu_total_ns / NANOSECONDS
+    device_total = group.device_total_ns / NANOSECONDS if device_measured else None
     return {
         "operator": group.operator,
         "input_shapes": group.input_shapes,
@@ -21,6 +31,10 @@ def group_to_row(group: Group, *, device_measured: bool) -> Row:
         "cpu_self_seconds": group.cpu_self_ns / NANOSECONDS,
         "device_self_seconds": group.device_self_ns / NANOSECONDS if device_measured else None,
         "cpu_net_bytes": group.cpu_net_bytes,
+        "cpu_total_seconds": cpu_total,
+        "device_total_seconds": device_total,
+        "flops": group.flops,
+        "flops_per_second": achieved_flops(group.flops, device_total or cpu_total),
         "callers": dict(sorted(group.callers.items(), key=lambda item: -item[1])),
         "diagnostics": [],
     }

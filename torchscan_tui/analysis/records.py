@@ -63,6 +63,10 @@ class Row(_RowRequired, total=False):
     """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
 
     kind: RowKind
+    cpu_total_seconds: float  # inclusive: the op's children counted too
+    device_total_seconds: float | None
+    flops: int | None  # as torch counts them (with_flops); None: none counted
+    flops_per_second: float | None  # FLOPs over the inclusive time (ranking.achieved_flops)
     callers: dict[str, int]
     diagnostics: list[Note]
     cpu_self_seconds_per_step: StepSpread

@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
         "run up to step K, and the report says so (default: the whole run)",
     )
     window.add_argument(
+        "--flops",
+        action="store_true",
+        help="count FLOPs per row and their FLOP/s (torch's with_flops: matmul, conv, add, "
+        "mul); it adds about 10%% to the profiled CPU self times, so it is off by default",
+    )
+    window.add_argument(
         "--run-to-end",
         action="store_true",
         help="let the script run on after the profiled steps (default: end it there)",

@@ -119,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         warmup=options.warmup,
         steps=options.steps,
         run_to_end=options.run_to_end,
+        flops=options.flops,
         rss_steps=options.rss_steps,
         nproc_per_node=options.nproc_per_node,
         torchrun_options=torchrun_options(options),

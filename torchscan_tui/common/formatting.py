@@ -95,6 +95,19 @@ def format_count(value: int | None) -> str:
     return MISSING if value is None else f"{value:,}"
 
 
+_SI_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
+
+
+def format_si(value: float | None, unit: str) -> str:
+    """``1.56 GFLOP``, ``12.3 TFLOP/s``: a large figure with its SI prefix."""
+    if value is None:
+        return MISSING
+    for prefix, size in _SI_PREFIXES:
+        if abs(value) >= size:
+            return f"{value / size:.3g} {prefix}{unit}"
+    return f"{value:.3g} {unit}"
+
+
 def share_bar(fraction: float | None, width: int) -> str:
     """A left-aligned bar of ``width`` cells with eighth-block resolution."""
     if fraction is None or width <= 0:

@@ -125,6 +125,7 @@ class Context(TypedDict, total=False):
     events_grouped: int
     max_events: int
     device_events: int
+    flops_counted: bool  # the profile had torch's with_flops on (--flops)
     device_kind: str | None
     device_seconds_total: float | None
     device_seconds_attributed: float | None

@@ -28,6 +28,7 @@ class RunConfig:
     warmup: int | None = None
     steps: int | None = None
     run_to_end: bool = False
+    flops: bool = False  # torch's with_flops in the profile (worker/profiling.py)
     rss_steps: int | None = None  # the peak-RSS pass ends after this many steps
     nproc_per_node: int | None = None  # ranks under torch.distributed.run (run/distributed.py)
     torchrun_options: tuple[str, ...] = ()  # --nnodes, --node-rank, --rdzv-*: passed through
@@ -58,6 +59,8 @@ class RunConfig:
             options += ["--steps", str(self.steps)]
         if self.run_to_end:
             options += ["--run-to-end"]
+        if self.flops:
+            options += ["--flops"]
         return options + ["--", *self.args]
 
     def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:

@@ -201,6 +201,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
             on_progress=progress,
             on_rows=send_rows,
             window=window,
+            with_flops=args.flops,
         )
     except WorkloadError as exc:  # its rows went out all the same
         report, failure = exc.report, exc.original
@@ -235,6 +236,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=None)
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-to-end", action="store_true")
+    parser.add_argument("--flops", action="store_true")
     ours, script_args = split_script_args(argv)
     args = parser.parse_args(ours)
     args.args = list(script_args)

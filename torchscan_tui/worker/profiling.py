@@ -157,6 +157,7 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
                 activity,
                 event.nbytes() if name == "[memory]" else 0,
                 event.is_hidden_event(),
+                event.flops() if activity == "cpu_op" else 0,
             )
         )
     return raw
@@ -227,6 +228,7 @@ def profile_workload(
     on_progress: ProgressCallback | None = None,
     on_rows: Callable[[Report], None] | None = None,
     window: StepWindow | None = None,
+    with_flops: bool = False,
 ) -> Report:
     """Execute ``fn`` once under torch.profiler and return the ranked operator report.
 
@@ -237,6 +239,9 @@ def profile_workload(
 
     ``window``: profile a window of steps (see :mod:`.steps`) instead of the whole call;
     ``fn`` then runs the steps, and the report's context says which were profiled.
+
+    ``with_flops``: torch counts each row's FLOPs (matmul, conv, add, mul): off by
+    default, as it adds about 10% to the CPU self times (docs/performance.md).
 
     ``on_rows(report)`` is called once the rows are ranked, before the trace is written
     (0.4-0.6 s for 100k events): a caller that streams the rows need not wait for it. The
@@ -250,6 +255,7 @@ def profile_workload(
     windowed = window is not None
     if window is None:  # the whole call, once: the library's default (and the spec's)
         window = StepWindow(0, 1, run_to_end=True, source="the whole call")
+    window.with_flops = with_flops
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
@@ -261,6 +267,7 @@ def profile_workload(
         notes.append(diag.events_truncated(max_events, len(recorded.events)))
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
                      window if windowed else None)  # fmt: skip
+    report["context"]["flops_counted"] = window.with_flops  # a script's own profiler too
     if on_rows is not None:
         on_rows(report)
     if trace_path is not None:
@@ -303,7 +310,12 @@ def _run_profiled(
     profile_class = getattr(profile, "adopted_from", profile)
 
     def new_profile() -> profile:
-        return profile_class(activities=activities, record_shapes=True, profile_memory=True)
+        return profile_class(
+            activities=activities,
+            record_shapes=True,
+            profile_memory=True,
+            with_flops=window.with_flops,
+        )
 
     def settle() -> None:
         if device == "cuda" and torch.cuda.is_available():

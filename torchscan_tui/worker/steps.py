@@ -84,6 +84,7 @@ class StepWindow:
         self.recorded_from_window = False  # the warm-up's profile was let go
         self.step_names: list[str] = []  # an adopted profile's: its ProfilerStep numbers
         self._last = 0.0
+        self.with_flops = False  # torch's with_flops in the window's profiles
         # What the worker's memory allows: the window may end before its last step.
         self.memory = WindowMemory.from_environment()
 
@@ -408,6 +409,7 @@ class ScriptProfiler:
             def __init__(self, *args: Any, **kwargs: Any):
                 kwargs["record_shapes"] = True
                 kwargs["profile_memory"] = True
+                kwargs["with_flops"] = kwargs.get("with_flops") or adopter.window.with_flops
                 theirs = kwargs.get("on_trace_ready")
 
                 def ready(profiler: Any) -> None:

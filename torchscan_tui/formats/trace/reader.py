@@ -130,6 +130,7 @@ def _memory_instants(trace_events: list) -> list[RawEvent]:
                 repeat(""),
                 [0 if a is None else int(a.nbytes or 0) for a in args],
                 repeat(False),
+                repeat(0),  # no FLOPs: a trace does not carry them
             ),
         )
     )

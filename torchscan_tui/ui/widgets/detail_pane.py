@@ -124,6 +124,7 @@ class DetailPane(VerticalScroll):
                 f"{format_seconds(across['spread'])}, slowest rank {across['slowest_rank']}"
                 f" ({per_rank})",
             )
+        _inclusive_figures(table, row, bool(context.get("flops_counted")))
         net = FIELDS["cpu_net_bytes"]
         table.add_row(net.title, net.text(row["cpu_net_bytes"], signed=True))
         callers = row.get("callers") or {}
@@ -145,3 +146,24 @@ class DetailPane(VerticalScroll):
             ),
         )
         body.update(table.text)
+
+
+# Why a figure of a row is missing, where the row's other figures do not say it.
+INCLUSIVE_MISSING = {
+    "cpu_total_seconds": "not in this file",
+    "device_total_seconds": "not measured in this run",
+    "flops": "not counted: run with --flops (a trace carries none)",
+    "flops_per_second": "no FLOPs counted",
+}
+FLOPS_NONE = "torch counts matmul, conv, add and mul only"
+
+
+def _inclusive_figures(table: Any, row: Mapping[str, Any], flops_counted: bool) -> None:
+    """Inclusive time and FLOPs, as ``key_averages().table()`` shows them, each missing
+    one with why."""
+    for key, why in INCLUSIVE_MISSING.items():
+        if key == "flops" and flops_counted:
+            why = FLOPS_NONE
+        field = FIELDS[key]
+        value = row.get(key)
+        table.add_row(field.title, field.text(value) + ("" if value is not None else f"  ({why})"))

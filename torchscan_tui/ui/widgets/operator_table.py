@@ -67,7 +67,7 @@ def field_column(key: str, field_key: str, width: int, **options: Any) -> Column
     title, its sort, its text."""
     field = FIELDS[field_key]
     return Column(key, field.short, width, "right", sort=field.sort,
-                  cell=lambda cell: field.text(cell.row[field_key]), **options)  # fmt: skip
+                  cell=lambda cell: field.text(cell.row.get(field_key)), **options)  # fmt: skip
 
 
 def _per_call(cell: Cell) -> str:
@@ -89,12 +89,17 @@ COLUMNS = (
            cell=lambda cell: MISSING if cell.share is None else f"{cell.share:.1%}"),
     Column("per_call", "per call", 10, "right", cell=_per_call),
     field_column("bytes", "cpu_net_bytes", 10),
+    field_column("cpu_total", "cpu_total_seconds", 11),
+    field_column("device_total", "device_total_seconds", 11),
+    field_column("flops", "flops", 12),
+    field_column("flop_rate", "flops_per_second", 14),
     Column("share", "share", 10, cell=lambda cell: cell.share),
 )  # fmt: skip
-# When the width is short, columns go in this order (the bar, then the row number, time
-# per call, bytes, calls, the share); the operator, the shapes, the CPU time and the
-# sorted column always stay.
-DROP_ORDER = ("share", "rank", "per_call", "bytes", "calls", "percent")
+# When the width is short, columns go in this order (FLOPs and the inclusive times, which
+# a wide terminal shows, then the bar, the row number, time per call, bytes, calls, the
+# share); the operator, the shapes, the CPU time and the sorted column always stay.
+DROP_ORDER = ("flop_rate", "flops", "device_total", "cpu_total", "share", "rank", "per_call",
+              "bytes", "calls", "percent")  # fmt: skip
 # The share and per-call columns follow the time field the table divides (CPU, or device
 # when sorted by it): their titles say which.
 FIELD_TITLES = {
@@ -301,6 +306,8 @@ class OperatorTable(ScrollView, can_focus=True):
         # Whether any row has device time and the longest name, from the rows scanned so
         # far (rows stream in).
         self._device_seen = False
+        self._flops_seen = False
+        self._totals_seen = False
         self._names_width = 0
         self._scanned = 0
         self._layout: tuple = ()
@@ -322,6 +329,10 @@ class OperatorTable(ScrollView, can_focus=True):
         new = rows[self._scanned :]
         if not self._device_seen:
             self._device_seen = any(row.get("device_self_seconds") is not None for row in new)
+        if not self._flops_seen:
+            self._flops_seen = any(row.get("flops") for row in new)
+        if not self._totals_seen:
+            self._totals_seen = any(row.get("cpu_total_seconds") is not None for row in new)
         labels = {operator_label(row) for row in new}
         self._names_width = max(self._names_width, *map(len, labels))
         self._scanned = len(rows)
@@ -331,9 +342,14 @@ class OperatorTable(ScrollView, can_focus=True):
         return self._device_seen
 
     def hidden_columns(self) -> frozenset[str]:
-        """The device column, while no row has device time (a CPU run): its width goes to
-        the names."""
-        return frozenset() if self.has_device_time() else frozenset({"device"})
+        """The device columns while no row has device time (a CPU run), the FLOPs columns
+        while no row has FLOPs (a trace): their width goes to the names and shapes."""
+        hidden = set() if self.has_device_time() else {"device", "device_total"}
+        if not self._flops_seen:
+            hidden |= {"flops", "flop_rate"}
+        if not self._totals_seen:  # a report written before rows had them
+            hidden |= {"cpu_total", "device_total"}
+        return frozenset(hidden)
 
     def column_layout(self) -> tuple[tuple[Column, int], ...]:
         """The columns shown now: by width, the sorted column kept, device time or not.
@@ -342,7 +358,8 @@ class OperatorTable(ScrollView, can_focus=True):
         depends on."""
         key = self.view.sort.key
         width = self.scrollable_content_region.width
-        depends = (width, key, self.has_device_time(), self._names_width)
+        depends = (width, key, self.has_device_time(), self._flops_seen, self._totals_seen,
+                   self._names_width)  # fmt: skip
         if depends == self._layout_for:
             return self._layout
         keep = frozenset(
@@ -369,6 +386,7 @@ class OperatorTable(ScrollView, can_focus=True):
         if rows_replaced:
             self._forget_rendering()
             self._device_seen, self._names_width, self._scanned = False, 0, 0
+            self._flops_seen = self._totals_seen = False
         self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
         self.refresh()
