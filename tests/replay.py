@@ -128,6 +128,7 @@ def recorded_events(
     outcome="done",
     output=("hello from the workload",),
     overview=None,
+    run=None,
 ):
     rows = sample_rows() if rows is None else rows
     context = {
@@ -150,7 +151,7 @@ def recorded_events(
         totals={"process_peak_rss": {"value": 300 * MiB, "launcher_floor": 11 * MiB}},
         trace_path=trace_path,
         workload={"script": "replay.py"},
-        run={"complete": outcome == "done"},
+        run={"complete": outcome == "done", **(run or {})},
     )
     # As a live run goes: the profile first, then the peak pass.
     events: list[Event] = [PhaseChanged("profiling")]

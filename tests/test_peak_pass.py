@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import WORKLOADS, torchscan
 
+from torchscan_tui.analysis.step_summary import startup_words, unprofiled_line
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import PhaseChanged, RowsReceived, RunFinished
 from torchscan_tui.run.handoff import HandoffFile, handoff_env
@@ -33,6 +34,20 @@ def test_the_peak_passs_step_lines_are_read_back_whole_and_in_order():
     assert said.first_step_end == 2.5 and said.startup_seconds == pytest.approx(2.25)
     empty = read_peak_steps("")
     assert (empty.steps, empty.startup_seconds, empty.step_seconds) == (0, None, [])
+    assert empty.torch_import_seconds is None
+    timed = read_peak_steps("import torch 0.1 2.25\nimport torch x y\n1 3.0\n2 3.5\n")
+    assert timed.torch_import_seconds == 2.25 and timed.steps == 2
+
+
+def test_the_start_up_is_said_with_its_import_of_torch():
+    """Issue 28, point 11: py-spy showed import torch at 36% of a nanoGPT run, which the
+    profiled window never sees."""
+    run = {"unprofiled_steps": {"steps": 4, "median_seconds": 0.2, "min_seconds": 0.1,
+                                "max_seconds": 0.3, "startup_seconds": 4.1,
+                                "torch_import_seconds": 2.3}}  # fmt: skip
+    assert startup_words(run) == "about 4.1 s before the first (import torch 2.3 s)"
+    assert unprofiled_line(run).endswith("; about 4.1 s before the first (import torch 2.3 s)")
+    assert startup_words({}) is None
 
 
 def peak_pass(tmp_path: Path, script: Path, *args: str) -> tuple[subprocess.CompletedProcess, str]:
@@ -61,6 +76,10 @@ def test_the_peak_pass_says_each_step_and_stops_where_asked(tmp_path):
     done, said = peak_pass(tmp_path, script)
     assert done.returncode == 0, done.stderr
     assert read_peak_steps(said).steps == 5 and done.stdout.count("stepped") == 5
+    # The script's import of torch, timed as it ran: before its first step ended.
+    steps = read_peak_steps(said)
+    assert steps.torch_import_seconds is not None and steps.first_step_end is not None
+    assert 0.01 < steps.torch_import_seconds < steps.first_step_end
     done, said = peak_pass(tmp_path, script, "--stop-at", "3")
     assert done.returncode == 0 and done.stdout.count("stepped") == 2  # ended inside step 3
     assert read_peak_steps(said).stopped_at == 3

@@ -58,3 +58,18 @@ async def test_o_is_not_offered_without_an_overview():
     async with app.run_test(size=(120, 30)) as pilot:
         await wait_for_run(pilot)
         assert app.main_screen.check_action("overview", ()) is False
+
+
+async def test_o_says_the_start_up_the_window_never_sees(until):
+    """Issue 28, point 11: the script's start-up (imports, model, first batch), and its
+    import of torch, as the unprofiled peak pass measured them."""
+    run = {"unprofiled_steps": {"steps": 4, "median_seconds": 0.2, "min_seconds": 0.1,
+                                "max_seconds": 0.3, "startup_seconds": 4.1,
+                                "torch_import_seconds": 2.3}}  # fmt: skip
+    app = create_app(source=replay_source(overview=_overview(), run=run), show_clock=False)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await wait_for_run(pilot)
+        await pilot.press("o")
+        await until(pilot, lambda: "What to try" in screen_text(app))
+        text = screen_text(app)
+        assert "Before the steps: about 4.1 s before the first step (import torch 2.3 s)" in text

@@ -92,10 +92,24 @@ def unprofiled_line(
         added = median / clean - 1
         said = f"the profiler added {added:.0%}" if added >= 0.02 else "no slower profiled"
         line += f", profiled {format_seconds(median)} ({said})"
-    startup = steps.get("startup_seconds")
+    startup = startup_words(run)
     if startup is not None:
-        line += f"; about {format_duration(startup)} before the first"
+        line += f"; {startup}"
     return line
+
+
+def startup_words(run: Mapping[str, Any] | None) -> str | None:
+    """``about 4.1 s before the first (import torch 2.3 s)``: the script's start-up
+    (imports, model, first batch), which the profile's window never sees, from the peak
+    pass; None where it was not measured."""
+    steps = (run or {}).get("unprofiled_steps")
+    if not isinstance(steps, Mapping) or steps.get("startup_seconds") is None:
+        return None
+    words = f"about {format_duration(steps['startup_seconds'])} before the first"
+    torch_import = steps.get("torch_import_seconds")
+    if torch_import is not None:
+        words += f" (import torch {format_duration(torch_import)})"
+    return words
 
 
 def spread_text(row: Mapping[str, Any]) -> str | None:

@@ -61,6 +61,7 @@ class UnprofiledSteps(TypedDict, total=False):
     min_seconds: float
     max_seconds: float
     startup_seconds: float | None  # about how long before the first step began
+    torch_import_seconds: float | None  # of which the script's ``import torch``
 
 
 class RunStatus(TypedDict, total=False):

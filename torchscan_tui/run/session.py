@@ -414,6 +414,7 @@ class Session:
             "min_seconds": min(seconds),
             "max_seconds": max(seconds),
             "startup_seconds": steps.startup_seconds,
+            "torch_import_seconds": steps.torch_import_seconds,
         }
 
     def _fill_rank_peaks(self) -> None:

@@ -6,9 +6,12 @@ asks for latency measured without the profiler), and the session must know how f
 got when it is stopped (a key, ``--timeout``). Each outermost step of any torch.optim
 optimizer (``optimizer_steps``) appends a line ``K SECONDS`` to the file the session made
 for it (``peak.steps``): the step's number and when it ended, in seconds since this
-process started. With ``--stop-at K`` the pass ends at its K-th step, after a last line
-``stopped K``, at once and with status 0 (``os._exit``, from whatever thread stepped: an
-exception could be swallowed by a script that catches ``BaseException``).
+process started. The script's own ``import torch`` is timed as it happens (a line
+``import torch STARTED SECONDS``): the largest part of many scripts' start-up (36% of a
+nanoGPT run, by py-spy), which the profile's window never sees. With ``--stop-at K`` the
+pass ends at its K-th step, after a last line ``stopped K``, at once and with status 0
+(``os._exit``, from whatever thread stepped: an exception could be swallowed by a script
+that catches ``BaseException``).
 
 Nothing heavy is imported before the script: the step hook is installed when the script
 itself imports torch (an import hook waits for ``torch.optim.optimizer``), so the kernel's
@@ -29,6 +32,7 @@ from collections.abc import Callable
 from torchscan_tui.run.rank_files import PEAK_STEPS, open_handoff
 
 OPTIMIZER_MODULE = "torch.optim.optimizer"
+TORCH = "torch"
 STARTED = time.monotonic()
 
 
@@ -60,24 +64,27 @@ def step_counter(fd: int | None, stop_at: int | None) -> Callable[[], None]:
     return counted
 
 
-class _OnOptimizerImport(importlib.abc.MetaPathFinder):
-    """Calls ``then()`` once ``torch.optim.optimizer`` has loaded (the script imported
-    torch), and leaves the import system as it found it."""
+class _AroundImport(importlib.abc.MetaPathFinder):
+    """Calls ``before()`` as module ``name`` starts loading and ``then()`` once it has
+    loaded, and leaves the import system as it found it."""
 
-    def __init__(self, then: Callable[[], None]) -> None:
-        self.then = then
+    def __init__(
+        self, name: str, then: Callable[[], None], before: Callable[[], None] = lambda: None
+    ) -> None:
+        self.name, self.then, self.before = name, then, before
 
     def find_spec(self, name, path=None, target=None):  # noqa: ANN001 - the finder protocol
-        if name != OPTIMIZER_MODULE:
+        if name != self.name:
             return None
         sys.meta_path.remove(self)
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
         load = spec.loader.exec_module
-        then = self.then
+        before, then = self.before, self.then
 
         def exec_module(module):  # noqa: ANN001
+            before()
             load(module)
             then()
 
@@ -94,7 +101,24 @@ def hook_steps_when_torch_loads(callback: Callable[[], None]) -> None:
     if OPTIMIZER_MODULE in sys.modules:
         install()
     else:
-        sys.meta_path.insert(0, _OnOptimizerImport(install))
+        sys.meta_path.insert(0, _AroundImport(OPTIMIZER_MODULE, install))
+
+
+def time_torch_import(fd: int | None) -> None:
+    """Say how long the script's ``import torch`` took, once it is done."""
+    if TORCH in sys.modules:
+        return
+    began: list[float] = []
+
+    def before() -> None:
+        began.append(time.monotonic())
+
+    def then() -> None:
+        if began:
+            start = began[0] - STARTED
+            _write(fd, f"import torch {start:.6f} {time.monotonic() - began[0]:.6f}\n")
+
+    sys.meta_path.insert(0, _AroundImport(TORCH, then, before))
 
 
 def run_script(script: str, args: list[str]) -> None:
@@ -113,6 +137,7 @@ def main(argv: list[str]) -> None:
     except OSError:
         fd = None  # run by hand: nobody to tell
     hook_steps_when_torch_loads(step_counter(fd, stop_at))
+    time_torch_import(fd)
     run_script(script, args)
 
 

@@ -10,7 +10,7 @@ from torchscan_tui.analysis.kernel_view import KERNEL_COLUMNS
 from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
 from torchscan_tui.analysis.sorting import SORT_FIELDS
-from torchscan_tui.analysis.step_summary import step_line
+from torchscan_tui.analysis.step_summary import startup_words, step_line
 from torchscan_tui.ui.screens.profile_base import ProfileBase
 from torchscan_tui.ui.widgets.charts import share_chart
 
@@ -56,6 +56,9 @@ class ProfileViews(ProfileBase):
         overview = self.state.overview or {}
         line = step_line(self.state.context)
         title = f"Step overview: {line}" if line else "Step overview"
+        startup = startup_words((self.state.report or {}).get("run"))
+        if startup is not None:  # what the window never sees, from the peak pass
+            title += f"\nBefore the steps: {startup.replace('the first', 'the first step')}"
         self.app.push_screen(OverviewScreen(overview, title))
 
     def action_ranks(self) -> None:
