@@ -254,3 +254,30 @@ def test_headless_compare_by_operator_of_two_real_runs_whose_batch_changed(tmp_p
     assert diff["by"] == "operator"
     refused = torchscan(workload, "--by", "operator")
     assert refused.returncode != 0 and "--by needs --compare" in refused.stderr
+
+
+def with_unprofiled_steps(rows, median):
+    said = report(rows)
+    said["run"] = {"unprofiled_steps": {"steps": 20, "median_seconds": median,
+                                        "min_seconds": median, "max_seconds": median}}  # fmt: skip
+    return said
+
+
+def test_the_gate_uses_the_unprofiled_step_time_where_both_sides_have_it():
+    """Issue 28, point 13: the spec measures latency without the profiler. Both runs'
+    peak passes timed their steps: that is the gate's total, not the profiled sum."""
+    same = [make_row("aten::mm", [[8]], 10, 0.010)]
+    more_cpu = [make_row("aten::mm", [[8]], 10, 0.013)]  # +30% profiled, same clean speed
+    diff = compare_reports(with_unprofiled_steps(same, 0.2), with_unprofiled_steps(more_cpu, 0.2),
+                           "a", "b")  # fmt: skip
+    assert diff["totals"]["unprofiled_step_seconds"]["ratio"] == 1.0
+    offenders, noise = gate(diff, 20)
+    assert not any(o.startswith("total CPU") for o in offenders)
+    assert any(n.startswith("total CPU self time +30.0%") for n in noise)
+    slower = compare_reports(with_unprofiled_steps(same, 0.2), with_unprofiled_steps(same, 0.3),
+                             "a", "b")  # fmt: skip
+    assert regressions(slower, 20) == ["unprofiled step median 200.000 ms -> 300.000 ms (+50.0%)"]
+    assert "unprofiled step median 200.000 ms -> 300.000 ms (1.50x)" in text_table(slower)
+    # One side without it (a trace): the profiled totals, as before.
+    mixed = compare_reports(report(same), with_unprofiled_steps(more_cpu, 0.2), "a", "b")
+    assert any(o.startswith("total CPU self time") for o in regressions(mixed, 20))

@@ -181,6 +181,13 @@ def compare_heading(diff: dict) -> Text:
     )
     text.append(f"CPU self {format_seconds(cpu['before'])} → {format_seconds(cpu['after'])}",
                 style="dim")  # fmt: skip
+    clean = totals.get("unprofiled_step_seconds") or {}
+    if clean.get("before") is not None and clean.get("after") is not None:
+        text.append(  # the script's own speed, without the profiler: what the gate uses
+            f"  step unprofiled {format_seconds(clean['before'])} → "
+            f"{format_seconds(clean['after'])}",
+            style="bold",
+        )
     rss = totals.get("process_peak_rss") or {}
     if rss.get("before") is not None or rss.get("after") is not None:
         text.append(
