@@ -203,6 +203,11 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     # The rows' summary as soon as they exist, before the peak pass.
     summary = result.stderr.index("torchscan-tui: the profile is in: ")
     assert summary < result.stderr.index("run 2 of 2, the whole script for peak RSS")
+    # Kineto's probe lines (the warm-up's profiler and the window's): one shown, the
+    # rest counted (issue 28, point 12).
+    probes = [line for line in result.stderr.splitlines() if line.startswith("USDT:")]
+    assert len(probes) == 1 and "the profiler this tool started" in probes[0]
+    assert "more profiler start/stop probe lines, folded)" in result.stderr
 
 
 @pytest.mark.slow
