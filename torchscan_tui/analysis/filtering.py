@@ -90,10 +90,9 @@ class Filter:
             candidates = found if candidates is None else candidates & found
         index.index_some()
         ids = range(len(index)) if candidates is None else sorted(candidates)
-        names, kinds = index.names, index.kinds
+        kinds = index.kinds
         for word in self.words:
-            matches = word.matcher()
-            ids = [i for i in ids if matches(names[i])]
+            ids = index.matching(word, ids)
         for kind in self.kinds:
             ids = [i for i in ids if kinds[i] == kind]
         return list(ids)
@@ -122,6 +121,15 @@ class RowIndex:
 
     def __len__(self) -> int:
         return len(self._rows)
+
+    def empty_copy(self) -> RowIndex:
+        """An index of the same kind, of no rows yet (rows replaced)."""
+        return type(self)()
+
+    def matching(self, word: NameTerm, ids: Sequence[int]) -> list[int]:
+        """The ids among ``ids`` whose name ``word`` matches (indexed rows)."""
+        matches, names = word.matcher(), self.names
+        return [i for i in ids if matches(names[i])]
 
     def add(self, rows: Sequence[Mapping[str, Any]]) -> None:
         self._rows.extend(rows)

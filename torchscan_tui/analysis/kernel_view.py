@@ -1,18 +1,21 @@
-"""Filter and sort the kernel view's rows (the report's ``kernels`` block); pure.
+"""The kernel view's rows (the report's ``kernels`` block) in a :class:`~.row_view.RowView`:
+the same filter language and sorts as the operator rows; pure.
 
 A kernel row is one (kernel name, launching operator) with its calls and durations: see
-:func:`torchscan_tui.analysis.device_summary.kernel_row`. The filter is words, all of which must
-appear (case-insensitive) in the kernel's name, its operator, its activity or its copy
-direction: ``gemm``, ``htod``, ``aten::copy_ memcpy``.
+:func:`torchscan_tui.analysis.device_summary.kernel_row`. A filter word matches the kernel's
+name, its operator, its activity or its copy direction (``gemm``, ``htod``,
+``aten::copy_ memcpy``, ``*convolution``); a kernel has no input shapes and no row kind,
+so those terms are refused with why.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
 
-from torchscan_tui.analysis.filtering import FilterError, NameTerm, parse_filter
+from torchscan_tui.analysis.filtering import FilterError, NameTerm, RowIndex, parse_filter
 from torchscan_tui.analysis.records import KernelRow
+from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.analysis.sorting import Sort, field_getters
 
 KERNEL_COLUMNS = (
     "kernel", "operator", "activity", "direction", "calls",
@@ -25,39 +28,64 @@ KERNEL_SORTS = {
     "max": "max_seconds",
     "name": "kernel",
 }
-
-
 KERNEL_TEXT_FIELDS = ("kernel", "operator", "activity", "direction")
 
 
-def filter_kernels(rows: Sequence[KernelRow], text: str) -> list[KernelRow]:
-    """The kernel rows that ``text`` selects, in the rows' own filter language
-    (:mod:`.filtering`: words, ``-word``, ``a|b``, ``*glob*``), a word matching the
-    kernel's name, its operator, its activity or its direction (``htod``). A kernel has
-    no input shapes and no row kind: those terms raise :class:`FilterError`, said in the
-    view as the rows' filter says its own."""
+class FieldsIndex(RowIndex):
+    """An index whose rows are matched by several text fields, a word matching any of
+    them (a wildcard pattern over each whole field): the kernel view's. No shapes, no
+    kinds."""
+
+    def __init__(self, fields: Sequence[str] = KERNEL_TEXT_FIELDS) -> None:
+        super().__init__()
+        self.fields = tuple(fields)
+        self.texts: list[tuple[str, ...]] = []
+
+    def empty_copy(self) -> FieldsIndex:
+        return type(self)(self.fields)
+
+    def index_some(self, limit: int | None = None) -> None:
+        start = len(self.names)
+        end = len(self._rows) if limit is None else min(len(self._rows), start + limit)
+        for row in self._rows[start:end]:
+            texts = tuple(str(value).casefold() for key in self.fields
+                          if (value := row.get(key)))  # fmt: skip
+            self.texts.append(texts)
+            self.names.append(texts[0] if texts else "")
+            self.kinds.append("")
+
+    def matching(self, word: NameTerm, ids: Sequence[int]) -> list[int]:
+        found = NameTerm(word.alternatives).matcher()  # any field; the negation after
+        texts = self.texts
+        return [i for i in ids if any(map(found, texts[i])) != word.negated]
+
+
+def kernel_view(rows: Sequence[KernelRow]) -> RowView[KernelRow]:
+    """The kernel rows in a view, longest total first."""
+    return RowView(list(rows), index=FieldsIndex(), sort=Sort("total"),
+                   sort_getters=field_getters(KERNEL_SORTS))  # fmt: skip
+
+
+def set_kernel_filter(view: RowView[KernelRow], text: str) -> None:
+    """Apply ``text`` to the kernel rows; FilterError (every row shown) for a malformed
+    filter or for the shape and kind terms kernels do not have."""
     parsed = parse_filter(text)
     if parsed.shapes or parsed.kinds:
+        view.set_filter("")
         raise FilterError("kernels have no input shapes or kinds: filter them by words")
-    if not parsed.words:
-        return list(rows)
-    terms = [(NameTerm(word.alternatives).matcher(), word.negated) for word in parsed.words]
+    view.set_filter(text)
 
-    def selected(row: KernelRow) -> bool:
-        texts = [str(value).casefold() for key in KERNEL_TEXT_FIELDS
-                 if (value := row.get(key))]  # fmt: skip
-        return all(any(map(matches, texts)) != negated for matches, negated in terms)
 
-    return [row for row in rows if selected(row)]
+def filter_kernels(rows: Sequence[KernelRow], text: str) -> list[KernelRow]:
+    """The kernel rows that ``text`` selects, in their order (see :func:`set_kernel_filter`)."""
+    view = kernel_view(rows)
+    view.set_sort(Sort())
+    set_kernel_filter(view, text)
+    return view.visible_rows()
 
 
 def sort_kernels(rows: Sequence[KernelRow], key: str, descending: bool = True) -> list[KernelRow]:
     """Rows sorted by one of :data:`KERNEL_SORTS` (ties keep the report's order)."""
-    field = KERNEL_SORTS[key]
-    if field == "kernel":
-        return sorted(rows, key=lambda row: str(row["kernel"]), reverse=not descending)
-    return sorted(rows, key=lambda row: _figure(row, field), reverse=descending)
-
-
-def _figure(row: Mapping[str, Any], field: str) -> float:
-    return row[field] or 0
+    view = kernel_view(rows)
+    view.set_sort(Sort(key, descending))
+    return view.visible_rows()

@@ -78,7 +78,7 @@ class RowView(Generic[RowT]):
 
     def set_rows(self, rows: list[RowT]) -> None:
         self.rows = rows
-        self.index = RowIndex()
+        self.index = self.index.empty_copy()
         self.index.add(rows)
         self._orders = SortOrders(rows, self._orders.getters)
         self.selected.clear()

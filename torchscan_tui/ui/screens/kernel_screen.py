@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from torchscan_tui.analysis.filtering import FilterError
-from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
+from torchscan_tui.analysis.kernel_view import kernel_view, set_kernel_filter
 from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.common.formatting import format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
@@ -72,8 +72,7 @@ class KernelScreen(Screen[None]):
         self.summary = summary
         self.export_rows = export
         self.filter_text = ""
-        self.sort_key = "total"
-        self.descending = True
+        self.view = kernel_view(kernels)  # the rows' own filter and sorts (RowView)
         self.shown: list[KernelRow] = []
 
     def compose(self) -> ComposeResult:
@@ -92,11 +91,11 @@ class KernelScreen(Screen[None]):
 
     def _refresh_rows(self) -> None:
         try:  # a bad filter says why and hides nothing, as the rows' filter does
-            chosen, problem = filter_kernels(self.kernels, self.filter_text), ""
+            set_kernel_filter(self.view, self.filter_text)
+            problem = ""
         except FilterError as exc:
-            chosen, problem = list(self.kernels), str(exc)
-        rows = sort_kernels(chosen, self.sort_key, self.descending)
-        self.shown = rows
+            problem = str(exc)
+        rows = self.shown = self.view.visible_rows()
         table = self.query_one(DataTable)
         table.clear()
         table.add_rows(
@@ -115,9 +114,10 @@ class KernelScreen(Screen[None]):
         title = Text(" Kernels ", style="bold reverse")
         title.append(f"  {neutralise_controls(self.summary)}", style="bold")
         self.query_one("#kernel-title", Static).update(title)
-        arrow = "↓" if self.descending else "↑"
+        sort = self.view.sort
+        arrow = "↓" if sort.descending else "↑"
         status = f" {len(rows):,} of {len(self.kernels):,} kernel groups, sort {arrow} "
-        status += SORT_LABELS[self.sort_key]
+        status += SORT_LABELS[sort.key]
         if problem:
             status += f", filter not applied: {problem}"
         elif self.filter_text:
@@ -143,10 +143,7 @@ class KernelScreen(Screen[None]):
             self.dismiss()
 
     def action_sort(self, key: str) -> None:
-        if key == self.sort_key:
-            self.descending = not self.descending
-        else:
-            self.sort_key, self.descending = key, True
+        self.view.set_sort(self.view.sort.toggled(key))
         self._refresh_rows()
 
     def action_export(self) -> None:
