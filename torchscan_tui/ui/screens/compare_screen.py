@@ -24,6 +24,7 @@ from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
 from torchscan_tui.analysis.sorting import Sort
 from torchscan_tui.common.formatting import format_bytes, format_seconds
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import (
     FILTER_BINDINGS,
     HELP_BINDING,
@@ -149,7 +150,8 @@ class CompareScreen(RowsScreen):
         fields = chart_fields({"d": "cpu_self_seconds", "g": "device_self_seconds"})
 
         def draw(field_name: str, width: int) -> RenderableType:
-            return delta_chart(delta_bars(rows, field_name), FIELD_LABELS[field_name], width)
+            return delta_chart(delta_bars(rows, field_name), FIELD_LABELS[field_name], width,
+                               palette_of(self.app))  # fmt: skip
 
         start = "g" if self.view.sort.key == "device" else "d"
         self.app.push_screen(ChartScreen(f"What moved ({len(rows):,} rows)", fields, draw, start))

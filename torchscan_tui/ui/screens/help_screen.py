@@ -9,6 +9,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.dialog import Dialog
 from torchscan_tui.ui.widgets.rss_panel import RSS_EXPLANATION
 
@@ -32,7 +33,7 @@ class HelpScreen(Dialog[None]):
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
-        table.add_column(style="bold cyan", no_wrap=True)
+        table.add_column(style=f"bold {palette_of(self.app).accent}", no_wrap=True)
         table.add_column()
         for key, meaning in self.keys:  # Text: "[memory]" in a meaning is not markup
             table.add_row(Text(key), Text(meaning))

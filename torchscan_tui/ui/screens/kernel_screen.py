@@ -24,6 +24,7 @@ from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.common.formatting import format_count, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
+from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import binding_commands
 
 # (title, width): long C++ kernel names are cut; the detail is in the export.
@@ -98,10 +99,11 @@ class KernelScreen(Screen[None]):
         rows = self.shown = self.view.visible_rows()
         table = self.query_one(DataTable)
         table.clear()
+        accent = palette_of(self.app).accent
         table.add_rows(
             [
                 _literal(row["kernel"]),
-                _literal(row["operator"], "cyan"),
+                _literal(row["operator"], accent),
                 _literal(_what(row), "dim"),
                 Text(format_count(row["calls"]), justify="right"),
                 Text(format_seconds(row["total_seconds"]), justify="right"),

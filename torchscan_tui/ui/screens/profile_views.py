@@ -11,6 +11,7 @@ from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import startup_words, step_line
+from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.profile_base import ProfileBase
 from torchscan_tui.ui.widgets.charts import share_chart
 
@@ -24,7 +25,8 @@ class ProfileViews(ProfileBase):
         fields = chart_fields({"c": SORT_FIELDS["cpu"], "g": SORT_FIELDS["device"]})
 
         def draw(field_name: str, width: int) -> RenderableType:
-            return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width)
+            return share_chart(time_shares(rows, field_name), FIELD_LABELS[field_name], width,
+                               palette_of(self.app))  # fmt: skip
 
         start = "g" if self.view.sort.key == "device" else "c"
         scope = f"{len(rows):,} rows" + (

@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 from torchscan_tui.analysis.records import RankSummary
 from torchscan_tui.common.formatting import format_bytes, format_seconds
 from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.dialog import Dialog
 
 CROSS_RANK_ID = "all"
@@ -64,7 +65,7 @@ class RankScreen(Dialog[object]):
             yield Label(literal(f"{len(self.per_rank)} ranks: pick whose rows to show (enter)",
                                 "bold"))  # fmt: skip
             for line in self.straggler:  # full width: the verdict wraps, never cut
-                yield Static(literal(line, "yellow"))
+                yield Static(literal(line, palette_of(self.app).warning))
             options = [Option("all ranks: cross-rank rows, widest spread first", CROSS_RANK_ID)]
             options += [
                 Option(literal(describe_rank(summary)), str(summary["rank"]))

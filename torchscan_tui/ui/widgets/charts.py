@@ -13,6 +13,7 @@ from rich.text import Text
 from torchscan_tui.analysis.shares import DeltaBar, Shares
 from torchscan_tui.common.formatting import format_seconds, share_bar
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.palette import ANSI, Palette
 
 LABEL_WIDTH = 34
 FIGURE_WIDTH = 11
@@ -23,7 +24,9 @@ def _label(text: str, width: int) -> Text:
     return Text(text if len(text) <= width else text[: width - 1] + "…", no_wrap=True)
 
 
-def share_chart(shares: Shares, field_label: str, width: int) -> RenderableType:
+def share_chart(
+    shares: Shares, field_label: str, width: int, palette: Palette = ANSI
+) -> RenderableType:
     """Horizontal bars: each top operator's part of the shown rows' total self time."""
     if shares.total_seconds is None:
         reason = (
@@ -37,7 +40,7 @@ def share_chart(shares: Shares, field_label: str, width: int) -> RenderableType:
     bar_width = max(8, width - label_width - FIGURE_WIDTH - 8 - 6)
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True, width=label_width)
-    table.add_column(no_wrap=True, width=bar_width, style="cyan")
+    table.add_column(no_wrap=True, width=bar_width, style=palette.accent)
     table.add_column(no_wrap=True, justify="right", width=FIGURE_WIDTH)
     table.add_column(no_wrap=True, justify="right", width=6)
     top = max((bar.fraction for bar in shares.bars), default=0.0) or 1.0
@@ -63,7 +66,9 @@ def share_chart(shares: Shares, field_label: str, width: int) -> RenderableType:
     return Group(table, Text(), *notes)
 
 
-def delta_chart(bars: list[DeltaBar], field_label: str, width: int) -> RenderableType:
+def delta_chart(
+    bars: list[DeltaBar], field_label: str, width: int, palette: Palette = ANSI
+) -> RenderableType:
     """Diverging bars around an axis: faster to the left (green), slower to the right."""
     if not bars:
         return Text(f"No row's {field_label} changed (or it was not measured).", style="italic")
@@ -72,9 +77,9 @@ def delta_chart(bars: list[DeltaBar], field_label: str, width: int) -> Renderabl
     largest = max(abs(bar.delta) for bar in bars)
     table = Table.grid(padding=(0, 1))
     table.add_column(no_wrap=True, width=label_width)
-    table.add_column(no_wrap=True, width=half, justify="right", style="green")
+    table.add_column(no_wrap=True, width=half, justify="right", style=palette.success)
     table.add_column(no_wrap=True, width=1)
-    table.add_column(no_wrap=True, width=half, style="red")
+    table.add_column(no_wrap=True, width=half, style=palette.error)
     table.add_column(no_wrap=True, justify="right", width=FIGURE_WIDTH)
     for bar in bars:
         cells = round(abs(bar.delta) / largest * half) or 1

@@ -21,6 +21,7 @@ from torchscan_tui.common.formatting import (
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.report_schema import Context
 from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.palette import palette_of
 
 KIND_LABELS: dict[str, str] = {  # by RowKind
     "operator": "operator (an ATen / torch op)",
@@ -88,6 +89,7 @@ class DetailPane(VerticalScroll):
         if row is None:
             body.update(Text("No row highlighted.", style="dim"))
             return
+        warning = palette_of(self.app).warning
         table = _Fields()
         table.add_row(FIELDS["operator"].title, neutralise_controls(row["operator"]))
         if isinstance(row.get("rank"), int):  # a rank's own row, streamed while the job ran
@@ -136,7 +138,7 @@ class DetailPane(VerticalScroll):
         codes = {note.get("code") for note in notes}
         notes += [note for note in report_diagnostics if note.get("code") not in codes]
         for note in notes:
-            table.add_row("diagnostic", literal(f"{note['code']}: {note['message']}", "yellow"))
+            table.add_row("diagnostic", literal(f"{note['code']}: {note['message']}", warning))
         table.add_row(
             "note",
             Text(

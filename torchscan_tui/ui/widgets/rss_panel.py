@@ -20,6 +20,7 @@ from textual.widgets import Sparkline, Static
 from torchscan_tui.common.formatting import MISSING, format_bytes
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.report_schema import ExitStatus, PeakRss
+from torchscan_tui.ui.palette import ANSI, Palette, ThemedWidget
 
 RSS_EXPLANATION = (
     "Peak RSS is the kernel's high-water mark (wait4 ru_maxrss) of the largest single "
@@ -45,7 +46,7 @@ class RssFigures:
     missing: str = "no RSS figure for this run or file"  # why none, once none can come
 
 
-def figures_text(figures: RssFigures) -> Text:
+def figures_text(figures: RssFigures, palette: Palette = ANSI) -> Text:
     rss, status = figures.rss, figures.status or {}
     text = Text()
     text.append("Peak RSS ", style="bold")
@@ -53,8 +54,8 @@ def figures_text(figures: RssFigures) -> Text:
         text.append(MISSING, style="bold")
         if figures.pending and figures.samples:
             now, highest = figures.samples[-1][1], max(value for _, value in figures.samples)
-            text.append(f"  now {format_bytes(now)}", style="bold magenta")
-            text.append(f", highest so far {format_bytes(highest)}", style="magenta")
+            text.append(f"  now {format_bytes(now)}", style=f"bold {palette.memory}")
+            text.append(f", highest so far {format_bytes(highest)}", style=palette.memory)
             text.append(" (sampled from /proc; the kernel's peak once the workload exits)",
                         style="dim")  # fmt: skip
         elif figures.pending:
@@ -62,7 +63,7 @@ def figures_text(figures: RssFigures) -> Text:
         else:
             text.append(f"  (not measured: {figures.missing})", style="dim")
         return text
-    text.append(format_bytes(rss["value"]), style="bold magenta")
+    text.append(format_bytes(rss["value"]), style=f"bold {palette.memory}")
     if figures.scope:  # ended early (a stop, --rss-steps), or asked to and never was
         text.append(f"  kernel high-water mark{figures.scope}")
     elif status.get("cancelled"):
@@ -72,13 +73,13 @@ def figures_text(figures: RssFigures) -> Text:
         text.append("  kernel wait4 high-water mark, largest reaped process", style="dim")
     text.append("\n")
     description = status.get("description") or MISSING
-    style = "green" if description == "exited with status 0" else "yellow"
+    style = palette.success if description == "exited with status 0" else palette.warning
     text.append(neutralise_controls(description), style=style)
     wall = MISSING if figures.wall_seconds is None else f"{figures.wall_seconds:.2f} s"
     text.append(f" · wall {wall}")
     text.append(f" · launcher floor {format_bytes(rss.get('launcher_floor'))}")
     if figures.leftovers:
-        text.append(f" · {figures.leftovers} leftover process(es) ended", style="yellow")
+        text.append(f" · {figures.leftovers} leftover process(es) ended", style=palette.warning)
     if figures.steps_line:
         text.append(f" · {figures.steps_line}")
     if len(figures.samples) > 1:
@@ -86,7 +87,7 @@ def figures_text(figures: RssFigures) -> Text:
     return text
 
 
-class RssPanel(Vertical):
+class RssPanel(ThemedWidget, Vertical):
     """Attributes down: the screen sets :attr:`figures`; the panel follows."""
 
     figures: reactive[RssFigures] = reactive(RssFigures, layout=False, repaint=False)
@@ -98,8 +99,15 @@ class RssPanel(Vertical):
             yield Sparkline([], id="rss-sparkline")
             yield Static(id="rss-span")
 
+    def on_mount(self) -> None:
+        self.follow_theme()
+
+    def redraw(self) -> None:
+        self.watch_figures(self.figures)
+
     def watch_figures(self, figures: RssFigures) -> None:
-        self.query_one("#rss-figures", Static).update(figures_text(figures))
+        palette = self.palette
+        self.query_one("#rss-figures", Static).update(figures_text(figures, palette))
         samples = figures.samples
         self.query_one("#rss-curve").display = len(samples) > 1
         if len(samples) <= 1:
@@ -108,7 +116,7 @@ class RssPanel(Vertical):
         self.query_one("#rss-range", Static).update(Text(low + "–" + high + " ", style="dim"))
         span = Text(f" 0–{samples[-1][0]:.1f} s", style="dim")
         if figures.rss is None and figures.pending:  # the live figure, beside its curve
-            span.append(f"  now {format_bytes(samples[-1][1])}", style="bold magenta")
+            span.append(f"  now {format_bytes(samples[-1][1])}", style=f"bold {palette.memory}")
         self.query_one("#rss-span", Static).update(span)
         sparkline = self.query_one("#rss-sparkline", Sparkline)
         sparkline.data = [float(value) for _, value in samples]

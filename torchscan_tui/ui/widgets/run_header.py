@@ -14,10 +14,12 @@ from torchscan_tui.analysis.step_summary import step_line
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.run.phases import PHASE_WORDS
+from torchscan_tui.ui.palette import ANSI, Palette, ThemedWidget
 from torchscan_tui.ui.widgets.one_line import OneLine
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
-PHASE_STYLES = {"done": "bold green", "failed": "bold red", "cancelled": "bold yellow"}
+# Each outcome's role in the palette; a running phase is the accent.
+PHASE_ROLES = {"done": "success", "failed": "error", "cancelled": "warning"}
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def totals_line(context: Mapping[str, Any], shown_rank: int | None = None) -> st
     return "  ".join(part for part in parts if part)
 
 
-def heading_text(heading: Heading) -> Text:
+def heading_text(heading: Heading, palette: Palette = ANSI) -> Text:
     text = Text()
     text.append(" torchscan-tui ", style="bold reverse")
     text.append(f" {neutralise_controls(heading.title)}", style="bold")
@@ -52,11 +54,11 @@ def heading_text(heading: Heading) -> Text:
     phase = heading.phase
     label = heading.phase_label or PHASE_WORDS.get(phase, phase)
     if heading.running:
-        text.append(SPINNER[heading.tick % len(SPINNER)] + " ", style="bold cyan")
+        text.append(SPINNER[heading.tick % len(SPINNER)] + " ", style=f"bold {palette.accent}")
     if heading.incomplete:
-        text.append(f"{label}, incomplete", style="bold yellow")
+        text.append(f"{label}, incomplete", style=f"bold {palette.warning}")
     else:
-        text.append(label, style=PHASE_STYLES.get(phase, "bold cyan"))
+        text.append(label, style=f"bold {getattr(palette, PHASE_ROLES.get(phase, 'accent'))}")
     if heading.elapsed is not None:
         text.append(f"  {heading.elapsed:.1f} s", style="dim")
     if heading.totals:
@@ -64,13 +66,19 @@ def heading_text(heading: Heading) -> Text:
     return text
 
 
-class RunHeader(OneLine):
+class RunHeader(ThemedWidget, OneLine):
     """Attributes down: the screen sets :attr:`heading`; the line follows."""
 
     heading: reactive[Heading] = reactive(Heading, layout=False, repaint=False)
 
+    def on_mount(self) -> None:
+        self.follow_theme()
+
     def watch_heading(self, heading: Heading) -> None:
-        self.show_text(heading_text(heading))
+        self.show_text(heading_text(heading, self.palette))
+
+    def redraw(self) -> None:
+        self.watch_heading(self.heading)
 
 
 def _self_time_totals(context: Mapping[str, Any]) -> str:
