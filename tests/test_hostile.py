@@ -35,6 +35,7 @@ def last_line(result) -> str:
     return result.stderr.strip().splitlines()[-1]
 
 
+@pytest.mark.slow  # a live run: a subprocess importing torch
 def test_syntax_error_names_file_and_line(workloads, tmp_path):
     result = headless(workloads / "syntax_error.py", "--json", tmp_path / "r.json")
     assert result.returncode == 1
@@ -108,6 +109,7 @@ def test_sigterm_to_headless_cancels_and_reaps_grandchildren(workloads, tmp_path
     assert gone_within(pids, 3)
 
 
+@pytest.mark.slow  # a live run: a subprocess importing torch
 def test_a_killed_ui_process_takes_the_workload_with_it(workloads, tmp_path):
     """Even SIGKILL of our process ends the run: the launcher has a parent-death signal."""
     process, pids = start_headless_sleeper(

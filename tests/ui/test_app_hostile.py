@@ -81,6 +81,7 @@ async def test_tiny_terminals_and_resizing_never_crash(wait):
         assert app.main_screen.state.phase == "done"
 
 
+@pytest.mark.slow  # a live run: a subprocess importing torch
 async def test_quit_during_a_live_run_is_quick_and_leaves_nothing(until, tmp_path):
     pids_file = tmp_path / "pids"
     config = RunConfig(
