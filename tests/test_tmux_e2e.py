@@ -6,6 +6,7 @@ Driven with tmux send-keys and read with capture-pane, as a person would see it.
 from __future__ import annotations
 
 import csv
+import json
 import shutil
 import subprocess
 import sys
@@ -128,3 +129,39 @@ def test_rows_show_before_a_third_of_the_plain_run_has_passed(terminal, tmp_path
     terminal.keys("x")  # ends it there: the rows are in
     terminal.wait_for(" done")
     terminal.keys("q")
+
+
+def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, tmp_path):
+    """Issue 29, point 5: $EDITOR, a stand-in that records its arguments, is handed the
+    terminal with +LINE FILE (the file found beside where the app runs), and the app
+    comes back after it."""
+    trace = Path(__file__).parent / "data" / "resnet50_2021_cuda.pt.trace.json.gz"
+    (tmp_path / "resnet50_profiler_api.py").write_text("# the script the trace names\n")
+    said = tmp_path / "editor-args.json"
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import json, sys, time\n"
+        f"open({str(said)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "print('stand-in editor', flush=True); time.sleep(1)\n"
+    )
+    done = tmp_path / "exit-code"
+    command = (
+        f"cd {tmp_path} && env -u COLUMNS -u LINES EDITOR='{sys.executable} {editor}' "
+        f"{sys.executable} -m torchscan_tui {trace}; echo $? > {done}"
+    )
+    terminal.start(command)
+    terminal.wait_for("Peak RSS")
+    terminal.wait_for("Details")  # the rows are in and the table has the keys
+    terminal.keys("L")
+    terminal.wait_for("Source lines")
+    terminal.keys("Enter")
+    terminal.wait_for("stand-in editor")  # the editor has the terminal
+    terminal.wait_for("Source lines")  # and the app has it back
+    assert json.loads(said.read_text()) == ["+42", str(tmp_path / "resnet50_profiler_api.py")]
+    terminal.keys("Escape")
+    terminal.wait_until_gone("Source lines")
+    terminal.keys("q")
+    deadline = time.monotonic() + 10
+    while not done.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert done.read_text().strip() == "0"

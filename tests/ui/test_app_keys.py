@@ -743,6 +743,7 @@ async def test_while_the_workload_runs_its_live_rss_and_run_two_of_two_show(unti
         await pilot.press("x")
 
 
+@pytest.mark.slow  # a real profile
 async def test_inclusive_time_and_flops_sort_and_show_on_a_wide_terminal(wait):
     """Issue 28, point 10: rows from a real profile carry inclusive time and FLOPs
     (torch's with_flops); i sorts by CPU total, f by FLOPs, and a wide terminal shows

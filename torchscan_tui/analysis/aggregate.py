@@ -82,6 +82,7 @@ class Group:
     cpu_total_ns: int = 0
     device_total_ns: int = 0
     flops: int | None = None
+    sites: dict[str, int] = field(default_factory=dict)  # CPU self ns by call site
 
 
 @dataclass
@@ -179,6 +180,7 @@ class _Nodes:
     synchronous_cpu: list[bool]
     cpu_memory: list[int]  # CPU bytes allocated within the node's interval
     flops: list[int]  # what torch counted for the node; empty: no FLOPs recorded
+    sites: list[str | None]  # the node's call site (analysis/sites.py); empty: no stacks
 
     @classmethod
     def of(cls, columns: EventColumns, memory: _MemoryIndex) -> _Nodes:
@@ -208,6 +210,7 @@ class _Nodes:
             ],
             cpu_memory=memory.attribute(devices, starts, ends),
             flops=list(columns.flops),
+            sites=list(columns.sites),
         )
 
     def add_record(self, record: RawEvent) -> None:
@@ -225,6 +228,8 @@ class _Nodes:
         self.cpu_memory.append(record.nbytes if record.device_type in CPU_MEMORY_DEVICES else 0)
         if self.flops:
             self.flops.append(0)
+        if self.sites:
+            self.sites.append(None)
 
 
 def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
@@ -439,6 +444,13 @@ def _groups(
                 totals[number] += value
         for group, total in zip(groups, totals, strict=True):
             setattr(group, attribute, total if total or attribute != "flops" else None)
+
+    if nodes.sites:  # each call site's share of its group's self time
+        for number, site, ns in zip(timed_ids, map(nodes.sites.__getitem__, timed),
+                                    map(self_ns.__getitem__, timed), strict=True):  # fmt: skip
+            if site is not None:
+                sites = groups[number].sites
+                sites[site] = sites.get(site, 0) + ns
 
     pairs = Counter(zip(ids, map(callers.__getitem__, indices), strict=True))
     for (number, caller), calls in pairs.items():

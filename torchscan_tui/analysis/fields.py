@@ -25,7 +25,7 @@ from torchscan_tui.common.formatting import (
     format_si,
 )
 
-Unit = Literal["text", "shapes", "kind", "count", "seconds", "bytes", "flops", "flop_rate"]
+Unit = Literal["text", "shapes", "kind", "count", "seconds", "bytes", "flops", "flop_rate", "sites"]
 # How the cross-rank view makes one figure of every rank's: the median over every rank (a
 # rank without the row counting 0, as it spent nothing there), rounded for counts; the
 # median of the ranks that measured it (None where none did); or the first rank's value.
@@ -60,6 +60,11 @@ class RowField:
             return format_si(value, "FLOP")
         if self.unit == "flop_rate":
             return format_si(value, "FLOP/s")
+        if self.unit == "sites":  # "train.py(46): <module> 80%; model.py(12): forward 20%"
+            return "; ".join(
+                site["site"] + ("" if site.get("share") is None else f" {site['share']:.0%}")
+                for site in value
+            )
         return str(value)
 
 
@@ -97,6 +102,7 @@ ROW_FIELDS: tuple[RowField, ...] = (
         "flops_per_second", "achieved FLOP/s", "FLOP/s", "flop_rate",
         sort="flop_rate", across_ranks="median_measured",
     ),
+    RowField("sites", "called from", "called from", "sites"),  # analysis/sites.py
 )  # fmt: skip
 FIELDS: dict[str, RowField] = {field.key: field for field in ROW_FIELDS}
 # The sort keys: the report's own order, then every sortable field's.

@@ -99,6 +99,9 @@ class EventColumns:
     set_apart: dict[str, int] = field(default_factory=dict)
     device_waits: list[DeviceWait] = field(default_factory=list)
     flops: list[int] = field(default_factory=list)  # empty: no FLOPs recorded (a trace)
+    # Each event's call site, the innermost frame in the user's files (.sites); empty:
+    # no stacks recorded.
+    sites: list[str | None] = field(default_factory=list)
 
     @cached_property
     def classes(self) -> list[str]:

@@ -7,6 +7,7 @@ from typing import Any, TypedDict
 
 from torchscan_tui.analysis.aggregate import Group
 from torchscan_tui.analysis.records import Row
+from torchscan_tui.analysis.sites import site_rows
 
 NANOSECONDS = 1e9
 
@@ -23,7 +24,7 @@ def group_to_row(group: Group, *, device_measured: bool) -> Row:
     """One report row. Device time is None when it was not measured, never a made-up 0."""
     cpu_total = group.cpu_total_ns / NANOSECONDS
     device_total = group.device_total_ns / NANOSECONDS if device_measured else None
-    return {
+    row: Row = {
         "operator": group.operator,
         "input_shapes": group.input_shapes,
         "kind": group.kind,
@@ -38,6 +39,9 @@ def group_to_row(group: Group, *, device_measured: bool) -> Row:
         "callers": dict(sorted(group.callers.items(), key=lambda item: -item[1])),
         "diagnostics": [],
     }
+    if group.sites:
+        row["sites"] = site_rows(group.sites, group.cpu_self_ns)
+    return row
 
 
 def rank_key(row: Row, by_device: bool) -> tuple:

@@ -59,6 +59,26 @@ class CrossRank(TypedDict):
     seconds: dict[str, float]  # by rank, as text (JSON keys)
 
 
+class SiteRow(TypedDict):
+    """One call site of a row (:mod:`.sites`): the innermost frame in the user's files
+    and the row's CPU self time spent from there."""
+
+    site: str  # "train.py(54): <module>"
+    cpu_self_seconds: float
+    share: float | None  # of the row's CPU self time
+
+
+class LineRow(TypedDict):
+    """One source line of the by-line view (:func:`.sites.by_line`)."""
+
+    site: str
+    file: str | None
+    line: int | None
+    function: str | None
+    cpu_self_seconds: float
+    operators: dict[str, float]  # each operator's CPU self time from this line
+
+
 class Row(_RowRequired, total=False):
     """One operator row (see :mod:`torchscan_tui.analysis.ranking`)."""
 
@@ -67,6 +87,7 @@ class Row(_RowRequired, total=False):
     device_total_seconds: float | None
     flops: int | None  # as torch counts them (with_flops); None: none counted
     flops_per_second: float | None  # FLOPs over the inclusive time (ranking.achieved_flops)
+    sites: list[SiteRow]  # where it was called from, where stacks were recorded
     callers: dict[str, int]
     diagnostics: list[Note]
     cpu_self_seconds_per_step: StepSpread

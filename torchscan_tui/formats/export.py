@@ -44,6 +44,8 @@ def _cell(row: Mapping[str, Any], column: str) -> object:
     value = row.get(column)
     if column == "input_shapes":
         return format_shapes(value or [])
+    if column == "sites":  # a list of sites: one cell as the detail pane words it
+        return FIELDS["sites"].text(value) if value else ""
     return "" if value is None else value
 
 

@@ -127,6 +127,7 @@ class Context(TypedDict, total=False):
     max_events: int
     device_events: int
     flops_counted: bool  # the profile had torch's with_flops on (--flops)
+    call_sites: bool  # the rows carry their call sites (a trace with Call stack)
     device_kind: str | None
     device_seconds_total: float | None
     device_seconds_attributed: float | None

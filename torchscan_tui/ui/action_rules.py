@@ -31,6 +31,7 @@ class Facts:
     kernels: bool = False
     ranks: bool = False
     steps: bool = False
+    sites: bool = False  # the rows have call sites (a profile with stacks)
     log: bool = False  # a log to show (a run's output), or the log pane shown
 
 
@@ -67,6 +68,11 @@ NOTHING_TO_RERUN = (
     "A reopened file has no workload to run again: run the script itself for a new profile."
 )
 
+NO_SITES = (
+    "No source lines: this profile has no call stacks. Record a trace with "
+    "torch.profiler.profile(with_stack=True) and open it; a live run does not take "
+    "stacks yet (they move the rows' times by 27%)."
+)
 NO_KERNELS = (
     "No kernels: this profile holds no device work (a CPU-only run, or the profiler "
     "could not see the device). The kernel view lists GPU kernels, memcpy and memset."
@@ -113,6 +119,12 @@ RULES: dict[str, Rule] = {
         lambda facts: facts.steps,
         lambda facts: None if facts.running else NO_STEPS,
         title="o",
+        severity="information",
+    ),
+    "by_line": Rule(
+        lambda facts: facts.sites,
+        lambda facts: None if facts.running else NO_SITES,
+        title="L",
         severity="information",
     ),
     # A reopened file has no workload output to show.

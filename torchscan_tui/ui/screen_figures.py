@@ -137,5 +137,6 @@ def facts_of(
         kernels=bool(state.kernels),
         ranks=ranks,
         steps=bool(overview and overview.get("steps")),
+        sites=bool(state.context.get("call_sites")),
         log=bool(state.log.lines) or log_shown,
     )

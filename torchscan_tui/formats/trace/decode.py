@@ -36,6 +36,7 @@ ARGS_FIELDS = (
     ("external_id", "External id", 0), ("correlation", "correlation", None),
     ("device_type", "Device Type", 0), ("nbytes", "Bytes", 0),
     ("legacy_external_id", "external id", 0), ("stream", "stream", None),
+    ("call_stack", "Call stack", None),  # with_stack, traces before Kineto's python events
 )  # fmt: skip
 
 

@@ -44,6 +44,7 @@ from torchscan_tui.analysis.profiler_events import (
     RawEvent,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.analysis.sites import call_sites
 from torchscan_tui.analysis.step_model import find_steps
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
@@ -249,6 +250,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         ]
         threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
         waits = _device_waits(trace_events)
+        sites = call_sites([None if a is None else a.call_stack for a in args])
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a time, id or size that is not a number or is out "
@@ -274,6 +276,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         event_count=read,
         set_apart=dict(set_apart),
         device_waits=waits,
+        sites=sites,
     )
 
 
@@ -353,6 +356,7 @@ def report_from_trace(
             **_distributed(trace.distributed),
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
+            "call_sites": bool(events.sites),
             **device_context(aggregation, device_measured),
             **self_time_sums(rows),
         }  # fmt: skip

@@ -3,6 +3,8 @@ the step overview (o) and the rank picker (R). Each screen loads when first open
 
 from __future__ import annotations
 
+import os
+
 from rich.console import RenderableType
 
 from torchscan_tui.analysis.device_summary import device_line
@@ -62,6 +64,17 @@ class ProfileViews(ProfileBase):
         if startup is not None:  # what the window never sees, from the peak pass
             title += f"\nBefore the steps: {startup.replace('the first', 'the first step')}"
         self.app.push_screen(OverviewScreen(overview, title))
+
+    def action_by_line(self) -> None:
+        """L: CPU self time by source line, from the rows' call sites."""
+        from torchscan_tui.analysis.sites import by_line
+        from torchscan_tui.ui.screens.by_line_screen import ByLineScreen
+
+        rows = self.view.visible_rows()
+        trace = self.state.trace_path
+        roots = [os.path.dirname(trace)] if trace else []
+        total = self.state.context.get("cpu_self_seconds_sum")
+        self.app.push_screen(ByLineScreen(by_line(rows), total, [*roots, os.getcwd()]))
 
     def action_ranks(self) -> None:
         """R: choose whose rows the table shows: one rank's, or the cross-rank view."""

@@ -133,6 +133,7 @@ class DetailPane(VerticalScroll):
         if callers:
             listed = ", ".join(f"{neutralise_controls(k)} ×{v}" for k, v in callers.items())
             table.add_row("called under", listed)
+        _call_sites(table, row.get("sites") or [])
         table.add_row("ranked by", str(context.get("ranked_by", "—")))
         notes = list(row.get("diagnostics") or [])
         codes = {note.get("code") for note in notes}
@@ -169,3 +170,21 @@ def _inclusive_figures(table: Any, row: Mapping[str, Any], flops_counted: bool) 
         field = FIELDS[key]
         value = row.get(key)
         table.add_row(field.title, field.text(value) + ("" if value is not None else f"  ({why})"))
+
+
+SHOWN_SITES = 5
+
+
+def _call_sites(table: Any, sites: Sequence[Mapping[str, Any]]) -> None:
+    """Where the row was called from (a profile with stacks): each site's CPU self time
+    and share of the row's, largest first; L shows them by line over every row."""
+    for index, site in enumerate(sites[:SHOWN_SITES]):
+        share = site.get("share")
+        said = (
+            f"{neutralise_controls(str(site['site']))}  {format_seconds(site['cpu_self_seconds'])}"
+        )
+        if share is not None:
+            said += f" ({share:.0%})"
+        table.add_row("called from" if index == 0 else "", said)
+    if len(sites) > SHOWN_SITES:
+        table.add_row("", f"(+{len(sites) - SHOWN_SITES} more sites: L shows every line)")

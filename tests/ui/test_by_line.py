@@ -1,0 +1,62 @@
+"""Issue 29 (the part built): L, CPU self time by source line, on a real trace recorded
+with stacks; the detail pane's call sites; enter says why it cannot open an editor."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable
+
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.screens.by_line_screen import ByLineScreen
+from torchscan_tui.ui.widgets.detail_pane import DetailPane
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def _first_cells(table: DataTable) -> list[str]:
+    cells = [table.get_row_at(0)[column] for column in range(4)]
+    return [cell.plain if isinstance(cell, Text) else str(cell) for cell in cells]
+
+
+@pytest.mark.slow  # a 75k-event trace
+async def test_l_shows_the_source_lines_and_enter_says_why_no_editor_opens(until, monkeypatch):
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.delenv("EDITOR", raising=False)
+    report, source = open_profile(DATA / "resnet50_2021_cuda.pt.trace.json.gz")
+    app = create_app(report=report, report_path=source, show_clock=False)
+    async with app.run_test(size=(160, 30), notifications=True) as pilot:
+        await until(pilot, lambda: bool(app.main_screen.view.rows))
+        await pilot.press("slash", *"cudnn_convolution -backward", "enter", "enter")
+        await until(pilot, lambda: app.query_one(DetailPane).display)
+        detail = str(app.query_one("#detail-body").render())
+        assert "called from" in detail and "resnet50_profiler_api.py(46): <module>" in detail
+        await pilot.press("escape", "slash", "ctrl+u", "enter")  # every row again
+        await pilot.press("L")
+        await until(pilot, lambda: isinstance(app.screen, ByLineScreen))
+        table = app.screen.query_one(DataTable)
+        first = _first_cells(table)
+        assert first[0] == "resnet50_profiler_api.py(42): <module>"  # the data loading
+        assert "DataLoader" in first[3]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "No editor: set $VISUAL or $EDITOR" in str(
+            app.screen.query_one("#by-line-status").render()
+        )
+        await pilot.press("escape")
+        assert app.screen is app.main_screen
+
+
+async def test_l_on_a_profile_without_stacks_says_how_to_record_them(until):
+    report, source = open_profile(DATA / "alexnet_cuda.json.gz")
+    app = create_app(report=report, report_path=source, show_clock=False)
+    async with app.run_test(size=(160, 30), notifications=True) as pilot:
+        await until(pilot, lambda: bool(app.main_screen.view.rows))
+        assert app.main_screen.check_action("by_line", ()) is False
+        await pilot.press("L")
+        await pilot.pause()
+        assert not isinstance(app.screen, ByLineScreen)
+        assert any("with_stack=True" in str(n.message) for n in app._notifications)

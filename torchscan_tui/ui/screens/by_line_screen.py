@@ -1,0 +1,133 @@
+"""``L``: CPU self time by the source line that led to it, as py-spy and Scalene show
+it; each line with the operators it ran. ``enter`` opens the line in ``$EDITOR``.
+
+The lines are the rows' call sites (:mod:`torchscan_tui.analysis.sites`): the innermost
+frame in the user's files of each op's Python stack, recorded with ``with_stack``.
+Every name is outside text: shown literally.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterable, Sequence
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult, SuspendNotSupported, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Static
+
+from torchscan_tui.analysis.records import LineRow
+from torchscan_tui.common.formatting import format_seconds
+from torchscan_tui.ui.editor import chosen_editor, editor_command, find_source
+from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.palette import palette_of
+from torchscan_tui.ui.screens.rows_screen import binding_commands
+
+COLUMNS = (("source line", 52), ("CPU self", 11), ("share", 7), ("operators", 60))
+SHOWN_OPERATORS = 3
+
+
+def operators_text(line: LineRow) -> str:
+    """``aten::addmm 3.1 ms, aten::relu 0.4 ms (+2 more)``."""
+    named = list(line["operators"].items())
+    text = ", ".join(f"{name} {format_seconds(seconds)}" for name, seconds
+                     in named[:SHOWN_OPERATORS])  # fmt: skip
+    if len(named) > SHOWN_OPERATORS:
+        text += f" (+{len(named) - SHOWN_OPERATORS} more)"
+    return text
+
+
+class ByLineScreen(Screen[None]):
+    BINDINGS = [
+        Binding("escape,L,q", "close", "Back", tooltip="Back to the operators"),
+        Binding("enter", "open_line", "Open", tooltip="Open the line in $VISUAL / $EDITOR"),
+    ]
+
+    def __init__(self, lines: Sequence[LineRow], total: float | None, roots: Sequence[str]):
+        super().__init__()
+        self.lines = list(lines)
+        self.total = total  # every row's CPU self time: each line's share of it
+        self.roots = list(roots)  # where a relative file is looked for
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="by-line-title")
+        table: DataTable = DataTable(id="by-line-table", cursor_type="row", zebra_stripes=True)
+        for title, width in COLUMNS:
+            table.add_column(title, width=width)
+        yield table
+        yield Static(id="by-line-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        accent = palette_of(self.app).accent
+        table = self.query_one(DataTable)
+        table.add_rows(
+            [
+                literal(line["site"], one_line=True),
+                Text(format_seconds(line["cpu_self_seconds"]), justify="right"),
+                Text(self._share(line), justify="right"),
+                literal(operators_text(line), accent, one_line=True),
+            ]
+            for line in self.lines
+        )
+        title = Text(" Source lines ", style="bold reverse")
+        title.append("  CPU self time by the line of your code that led to it", style="bold")
+        self.query_one("#by-line-title", Static).update(title)
+        self.say(f" {len(self.lines):,} source lines, largest first; enter opens one")
+        table.focus()
+
+    def _share(self, line: LineRow) -> str:
+        if not self.total:
+            return "—"
+        return f"{line['cpu_self_seconds'] / self.total:.1%}"
+
+    def say(self, words: str) -> None:
+        self.query_one("#by-line-status", Static).update(literal(words, one_line=True))
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    @on(DataTable.RowSelected)
+    def _row_chosen(self) -> None:  # enter on the table: the table's own key
+        self.action_open_line()
+
+    def action_open_line(self) -> None:
+        table = self.query_one(DataTable)
+        if not self.lines:
+            return
+        line = self.lines[table.cursor_row]
+        said = self.open_in_editor(line)
+        if said:
+            self.say(said)
+            self.notify(said, title="Open the line", severity="warning")
+
+    def open_in_editor(self, line: LineRow) -> str | None:
+        """Open ``line`` in the user's editor; what went wrong, in one line, if anything."""
+        if line["file"] is None or line["line"] is None:
+            return f"{line['site']}: not a file and line"
+        editor = chosen_editor(os.environ)
+        if editor is None:
+            return "No editor: set $VISUAL or $EDITOR (export EDITOR=vim)"
+        path = find_source(line["file"], self.roots)
+        if path is None:
+            return (
+                f"{line['file']}: not found here (looked beside the profile and in {os.getcwd()})"
+            )
+        command = editor_command(editor, str(path), line["line"])
+        try:
+            with self.app.suspend():
+                done = subprocess.run(command, check=False)
+        except SuspendNotSupported:
+            return "This terminal cannot hand itself to an editor (no suspend here)"
+        except OSError as exc:
+            return f"{command[0]}: {exc.strerror or exc}"
+        self.refresh()
+        return (
+            None if done.returncode == 0 else f"{command[0]} exited with status {done.returncode}"
+        )
+
+    def palette_commands(self) -> Iterable[SystemCommand]:
+        return binding_commands(self)
