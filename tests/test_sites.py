@@ -123,3 +123,12 @@ def test_sites_reach_the_exports_as_one_cell(resnet):
     text = rows_to_csv([row])
     assert "sites" in text.splitlines()[0].split(",")
     assert "resnet50_profiler_api.py(46): <module> 100%" in text
+
+
+def test_the_text_summary_names_the_top_source_lines(resnet):
+    from torchscan_tui.formats.text_summary import report_text
+
+    text = report_text(resnet, "resnet.json", resnet["operators"])
+    start = text.index("source lines (CPU self time by the line of your code")
+    first = text[start:].splitlines()[1]
+    assert first.strip().split("  ")[1] == "resnet50_profiler_api.py(42): <module>"

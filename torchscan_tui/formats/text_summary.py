@@ -16,8 +16,14 @@ from torchscan_tui.analysis.overview import overview_lines
 from torchscan_tui.analysis.ranks import straggler_lines
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.shares import RANKED_BY_LABELS
+from torchscan_tui.analysis.sites import by_line
 from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
-from torchscan_tui.common.formatting import describe_row, format_bytes, format_count
+from torchscan_tui.common.formatting import (
+    describe_row,
+    format_bytes,
+    format_count,
+    format_seconds,
+)
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.report_schema import Report
 
@@ -29,6 +35,24 @@ TEXT_FIGURES = (
     ("calls", 8),
     ("cpu_net_bytes", 10),
 )
+
+
+TOP_SOURCE_LINES = 5
+
+
+def source_lines(rows: Sequence[Row]) -> list[str]:
+    """The source lines with the most CPU self time (a profile with stacks: L in the
+    app), none otherwise."""
+    lines = by_line(rows)
+    if not lines:
+        return []
+    said = ["source lines (CPU self time by the line of your code that led to it):"]
+    for line in lines[:TOP_SOURCE_LINES]:
+        operators = ", ".join(list(line["operators"])[:3])
+        said.append(neutralise_controls(
+            f"{format_seconds(line['cpu_self_seconds']):>12}  {line['site']}  ({operators})"
+        ))  # fmt: skip
+    return said
 
 
 def report_text(report: Report, source: str, rows: Sequence[Row], limit: int = TOP_ROWS) -> str:
@@ -68,6 +92,7 @@ def report_text(report: Report, source: str, rows: Sequence[Row], limit: int = T
         lines.insert(1, neutralise_controls(f"incomplete: {run.get('note') or 'rows missing'}"))
     for line in overview_lines(report.get("overview") or {}):
         lines.append(neutralise_controls(line))
+    lines += source_lines(report.get("operators") or rows)
     for note in report.get("diagnostics") or []:
         lines.append(neutralise_controls(f"note: {note['code']}: {note['message']}"))
     return "\n".join(lines)
