@@ -129,6 +129,7 @@ def recorded_events(
     output=("hello from the workload",),
     overview=None,
     run=None,
+    memory=None,
 ):
     rows = sample_rows() if rows is None else rows
     context = {
@@ -157,6 +158,8 @@ def recorded_events(
     events: list[Event] = [PhaseChanged("profiling")]
     events += [OutputLine("profiler", "stdout", line) for line in output]
     head = {"context": context, "diagnostics": diagnostics or [], "trace_path": trace_path}
+    if memory:
+        head["memory"] = memory
     events.append(ProfileMeta({**head, "overview": overview} if overview else head))
     events.append(PhaseChanged("receiving"))
     events.append(RowsReceived(rows[:5]))

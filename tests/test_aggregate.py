@@ -68,6 +68,7 @@ def test_agrees_with_key_averages_on_a_training_loop():
     assert step[0].cpu_total_ns > step[0].cpu_self_ns  # a range holds its children's time too
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_agrees_on_nested_same_name_annotations_and_memory_outside_ops():
     def nested():
         with record_function("outer"):

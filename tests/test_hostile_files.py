@@ -229,6 +229,7 @@ def test_timeout_must_be_a_positive_finite_number(tmp_path, value):
     assert done.returncode == 2 and "--timeout" in done.stderr
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_memory_is_bounded_by_the_objects_kept_not_by_the_inflated_size(tmp_path,
                                                                           monkeypatch):  # fmt: skip
     """Issue 26, point 10: a 150 KB gzip inflating to 150 MB of empty events (under the

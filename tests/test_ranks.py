@@ -162,12 +162,15 @@ def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_pa
 def test_two_equal_ranks_have_no_straggler(tmp_path):
     """Both ranks do the same work: the gap between them is within the threshold and
     their own step-to-step spread, and the line says there is no straggler."""
-    out = tmp_path / "r.json"
-    done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_train.py", "--json", out,
-                     "--", "--equal")  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    report = json.loads(out.read_text())
-    line = report["context"]["straggler"]
+    for attempt in range(2):  # two ranks on two cores beside the suite: one retry
+        out = tmp_path / f"r{attempt}.json"
+        done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_train.py", "--json", out,
+                         "--", "--equal")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        report = json.loads(out.read_text())
+        line = report["context"]["straggler"]
+        if line.startswith("no straggler"):
+            break
     assert line.startswith("no straggler: the slowest rank (rank "), line
     assert "within the 10% threshold" in line and "host CPU work per step" in line
     verdict = report["ranks"]["straggler"]

@@ -44,6 +44,7 @@ def _compare_app():
 
 
 @pytest.mark.parametrize("make_app", [_profile_app, _compare_app], ids=["profile", "compare"])
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_every_binding_of_a_screen_is_in_its_help(make_app):
     app = make_app()
     async with app.run_test(size=(200, 80)) as pilot:
@@ -108,6 +109,7 @@ async def test_the_tables_messages_come_in_the_order_of_the_keys():
     ]
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_the_compare_screen_and_the_kernel_view_list_their_actions_in_the_palette():
     """Issue 17: the compare screen had no palette entries; now every screen's bindings
     are listed, once each, with their keys."""
@@ -130,6 +132,7 @@ async def test_the_compare_screen_and_the_kernel_view_list_their_actions_in_the_
         assert not any(title.startswith("CPU: ") for title in titles)  # not this screen's
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_the_palette_shows_brackets_in_an_actions_text_literally():
     """The noise key's text names ``[memory]`` rows: the palette must not read it as markup."""
     app = _compare_app()

@@ -200,6 +200,37 @@ class CollectiveStarts(TypedDict):
     durations: list[float | None]
 
 
+class HeldAtPeak(TypedDict):
+    """Allocations made in the window and still held at the allocator's peak, by the op
+    and shapes that made them (:mod:`.memory_timeline`)."""
+
+    operator: str
+    input_shapes: list
+    size: int  # each allocation's
+    bytes: int  # all of them
+    count: int
+
+
+class DeviceMemory(TypedDict):
+    """One allocator over the window (:func:`.memory_timeline.memory_block`)."""
+
+    device: str
+    start_total_bytes: int
+    peak_bytes: int  # above the window's start
+    peak_total_bytes: int
+    peak_seconds: float
+    peak_step: str | None
+    peak_operator: str | None
+    final_bytes: int
+    allocations: int
+    timeline: list[list[float]]  # [seconds into the window, bytes above its start]
+    held_at_peak: list[HeldAtPeak]
+
+
+class MemoryBlock(TypedDict):
+    devices: list[DeviceMemory]
+
+
 class Overview(TypedDict, total=False):
     """The step overview and the summaries beside it (a report's ``overview``)."""
 

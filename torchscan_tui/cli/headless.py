@@ -17,6 +17,7 @@ from dataclasses import replace
 from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.analysis.memory_timeline import memory_lines
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
 from torchscan_tui.cli.output import (
@@ -190,6 +191,8 @@ def run_headless(
         + f" -> {json_path}",
         err=True,
     )
+    for line in memory_lines(outcome.report.get("memory")):
+        say(f"torchscan-tui: {line}", err=True)  # outside text: controls made visible
     return EXIT_OK
 
 

@@ -19,7 +19,15 @@ from typing import Any, TypedDict, cast
 
 import msgspec
 
-from torchscan_tui.analysis.records import KernelRow, Note, Overview, Ranks, Row, RowKind
+from torchscan_tui.analysis.records import (
+    KernelRow,
+    MemoryBlock,
+    Note,
+    Overview,
+    Ranks,
+    Row,
+    RowKind,
+)
 
 
 class PeakRss(TypedDict, total=False):
@@ -153,6 +161,7 @@ class Blocks(TypedDict, total=False):
     workload: dict[str, Any] | None
     run: RunStatus | None
     overview: Overview | None
+    memory: MemoryBlock | None  # the allocator over the window (analysis/memory_timeline.py)
     ranks: Ranks | None
 
 

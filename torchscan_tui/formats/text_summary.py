@@ -12,6 +12,7 @@ from typing import Any
 
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.fields import FIELDS
+from torchscan_tui.analysis.memory_timeline import memory_lines
 from torchscan_tui.analysis.overview import overview_lines
 from torchscan_tui.analysis.ranks import straggler_lines
 from torchscan_tui.analysis.records import Row
@@ -93,6 +94,7 @@ def report_text(report: Report, source: str, rows: Sequence[Row], limit: int = T
     for line in overview_lines(report.get("overview") or {}):
         lines.append(neutralise_controls(line))
     lines += source_lines(report.get("operators") or rows)
+    lines += map(neutralise_controls, memory_lines(report.get("memory")))
     for note in report.get("diagnostics") or []:
         lines.append(neutralise_controls(f"note: {note['code']}: {note['message']}"))
     return "\n".join(lines)

@@ -32,6 +32,7 @@ class Facts:
     ranks: bool = False
     steps: bool = False
     sites: bool = False  # the rows have call sites (a profile with stacks)
+    memory: bool = False  # the allocator's timeline (a profile with memory)
     log: bool = False  # a log to show (a run's output), or the log pane shown
 
 
@@ -68,6 +69,10 @@ NOTHING_TO_RERUN = (
     "A reopened file has no workload to run again: run the script itself for a new profile."
 )
 
+NO_MEMORY = (
+    "No allocator timeline: this profile recorded no allocations (a trace recorded "
+    "without profile_memory=True, or a report from before it was kept)."
+)
 NO_SITES = (
     "No source lines: this profile has no call stacks. Record a trace with "
     "torch.profiler.profile(with_stack=True) and open it; a live run does not take "
@@ -119,6 +124,12 @@ RULES: dict[str, Rule] = {
         lambda facts: facts.steps,
         lambda facts: None if facts.running else NO_STEPS,
         title="o",
+        severity="information",
+    ),
+    "memory": Rule(
+        lambda facts: facts.memory,
+        lambda facts: None if facts.running else NO_MEMORY,
+        title="M",
         severity="information",
     ),
     "by_line": Rule(

@@ -138,5 +138,6 @@ def facts_of(
         ranks=ranks,
         steps=bool(overview and overview.get("steps")),
         sites=bool(state.context.get("call_sites")),
+        memory=bool(state.memory and state.memory.get("devices")),
         log=bool(state.log.lines) or log_shown,
     )

@@ -26,7 +26,7 @@ from torchscan_tui.analysis.profiler_events import (
     window_events,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
-from torchscan_tui.analysis.records import Note
+from torchscan_tui.analysis.records import MemoryBlock, Note
 from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_steps
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
@@ -268,6 +268,8 @@ def profile_workload(
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
                      window if windowed else None)  # fmt: skip
     report["context"]["flops_counted"] = window.with_flops  # a script's own profiler too
+    with gc_paused():
+        report["memory"] = _memory(recorded)
     if on_rows is not None:
         on_rows(report)
     if trace_path is not None:
@@ -341,6 +343,26 @@ def _run_profiled(
     progress("collecting")
     window.stop()
     return failure
+
+
+def _memory(recorded: _Recorded) -> MemoryBlock | None:
+    """The allocator over the recorded events' span (worker/allocations.py)."""
+    from torchscan_tui.analysis.memory_timeline import StepSpan, memory_block
+    from torchscan_tui.worker.allocations import allocations_of
+
+    timed = [event for event in recorded.events if event.end_ns >= event.start_ns > 0]
+    if not timed or recorded.profile is None:
+        return None
+    start = min(event.start_ns for event in timed)
+    end = max(event.end_ns for event in timed)
+    allocations = allocations_of(recorded.profile.profiler.kineto_results, start, end)
+    if not allocations:
+        return None
+    model = recorded.step_model
+    steps = (
+        [StepSpan(step.name, step.start_ns, step.end_ns) for step in model.steps] if model else []
+    )
+    return memory_block(allocations, steps, start)
 
 
 def _recorded(window: StepWindow, activities: list, windowed: bool) -> _Recorded:

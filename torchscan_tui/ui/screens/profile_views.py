@@ -65,6 +65,13 @@ class ProfileViews(ProfileBase):
             title += f"\nBefore the steps: {startup.replace('the first', 'the first step')}"
         self.app.push_screen(OverviewScreen(overview, title))
 
+    def action_memory(self) -> None:
+        """M: the allocator over the window, beside the process's peak RSS."""
+        from torchscan_tui.ui.screens.memory_screen import MemoryScreen
+
+        rss = self.state.rss.get("value") if self.state.rss else None
+        self.app.push_screen(MemoryScreen(self.state.memory or {}, rss, "Memory"))
+
     def action_by_line(self) -> None:
         """L: CPU self time by source line, from the rows' call sites."""
         from torchscan_tui.analysis.sites import by_line

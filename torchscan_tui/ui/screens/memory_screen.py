@@ -1,0 +1,144 @@
+"""``M``: the allocator over the window: its curve, its peak, and what was held at the peak,
+beside the process's peak RSS (each said for what it measures).
+
+The figures are the report's ``memory`` block (:mod:`torchscan_tui.analysis.memory_timeline`);
+this screen only draws them. Outside text (op names) is shown literally.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from torchscan_tui.common.formatting import MISSING, format_bytes, format_shapes
+from torchscan_tui.ui.literal import literal
+from torchscan_tui.ui.palette import ANSI, Palette, palette_of
+from torchscan_tui.ui.screens.dialog import Dialog
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+CURVE_RESERVE = 4
+
+
+def curve_text(timeline: Sequence[Sequence[float]], width: int, palette: Palette = ANSI) -> Text:
+    """The timeline as one line of blocks, ``width`` cells over the window's time, each
+    cell the highest level in it; the peak's cell is the full block."""
+    text = Text()
+    if not timeline or width <= 0:
+        return text
+    end = timeline[-1][0] or 1e-12
+    low = min(0.0, min(level for _, level in timeline))
+    high = max(level for _, level in timeline)
+    cells: list[float | None] = [None] * width
+    for seconds, level in timeline:
+        cell = min(int(seconds / end * (width - 1)), width - 1) if end > 0 else 0
+        current = cells[cell]
+        cells[cell] = level if current is None else max(current, level)
+    last: float = timeline[0][1]
+    span = (high - low) or 1
+    for highest in cells:  # a cell no point fell in keeps the level before it
+        last = last if highest is None else highest
+        index = round((last - low) / span * (len(BLOCKS) - 1))
+        text.append(BLOCKS[max(index, 1)], style=palette.memory)
+    return text
+
+
+def peak_marker(timeline: Sequence[Sequence[float]], peak_seconds: float, width: int) -> Text:
+    end = (timeline[-1][0] if timeline else 0.0) or 1e-12
+    cell = min(int(peak_seconds / end * (width - 1)), width - 1) if width > 0 else 0
+    return Text(" " * max(cell, 0) + "▲ peak", style="bold")
+
+
+def draw_device(device: Mapping[str, Any], width: int, palette: Palette = ANSI) -> RenderableType:
+    curve_width = max(width - CURVE_RESERVE, 10)
+    timeline = device.get("timeline") or []
+    heading = Text()
+    heading.append(f"{device['device']} allocator", style="bold")
+    heading.append(
+        f"  peak {format_bytes(device['peak_bytes'], signed=True)} over the window's start "
+        f"({format_bytes(device['peak_total_bytes'])} held in all)"
+    )
+    where = []
+    if device.get("peak_step") is not None:
+        where.append(f"step {device['peak_step']}")
+    if device.get("peak_operator"):
+        where.append(f"in {device['peak_operator']}")
+    where.append(f"{device['peak_seconds']:.3f} s into the window")
+    about = Text("at " + ", ".join(where), style="dim")
+    end = timeline[-1][0] if timeline else 0.0
+    axis = Text(f"0 s{' ' * max(curve_width - 12, 1)}{end:.3f} s", style="dim")
+    held = Table(title="held at the peak (made in the window, not yet freed)", title_justify="left",
+                 show_edge=False, pad_edge=False)  # fmt: skip
+    held.add_column("bytes", justify="right")
+    held.add_column("each", justify="right")
+    held.add_column("allocs", justify="right")
+    held.add_column("made by")
+    for group in device.get("held_at_peak") or []:
+        held.add_row(
+            format_bytes(group["bytes"]),
+            f"{group['size']:,} B",
+            str(group["count"]),
+            literal(f"{group['operator']} {format_shapes(group['input_shapes'] or [])}"),
+        )
+    final = Text(
+        f"at the window's end: {format_bytes(device['final_bytes'], signed=True)} "
+        f"(the rows' net bytes add up to it); {device['allocations']:,} allocations",
+        style="dim",
+    )
+    return Group(
+        heading, about, curve_text(timeline, curve_width, palette),
+        peak_marker(timeline, device["peak_seconds"], curve_width), axis, final, Text(""), held,
+        Text(""),
+    )  # fmt: skip
+
+
+def draw_memory(
+    memory: Mapping[str, Any], rss: float | None, width: int, palette: Palette = ANSI
+) -> RenderableType:
+    """Each device's allocator, then what the process's RSS measures beside it."""
+    parts: list[RenderableType] = [
+        draw_device(device, width, palette) for device in memory.get("devices") or []
+    ]
+    parts.append(
+        Text(
+            f"Peak RSS {format_bytes(rss) if rss is not None else MISSING}: the kernel's "
+            "figure for the whole process (Python, libtorch, the allocator's caches, "
+            "fragmentation). The allocator's: tensors only, in the profiled window.",
+            style="dim",
+        )
+    )
+    return Group(*parts)
+
+
+class MemoryScreen(Dialog[None]):
+    BINDINGS = [Binding("escape,q,M", "dismiss", "Close", tooltip="Back to the operators")]
+
+    def __init__(self, memory: Mapping[str, Any], rss: float | None, title: str):
+        super().__init__()
+        self.memory = memory
+        self.rss = rss
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
+            yield Static(literal(self.title_text, "bold"), id="chart-title")
+            yield Static(id="chart-body")
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        width = max(self.query_one("#chart-dialog").content_size.width, 40)
+        body = draw_memory(self.memory, self.rss, width, palette_of(self.app))
+        self.query_one("#chart-body", Static).update(body)
