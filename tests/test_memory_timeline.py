@@ -15,6 +15,7 @@ from torchscan_tui.analysis.memory_timeline import (
     held_at,
     memory_block,
 )
+from torchscan_tui.formats.opening import open_profile
 
 
 def alloc(t, ptr, nbytes, total, op="aten::ones", shapes=None, device="cpu"):
@@ -63,9 +64,9 @@ def test_a_known_tensor_at_a_known_step_is_the_peak_and_its_top_line(workloads, 
     """The done-when: the peak is the step that held the tensor, the table's top line the
     op that made it with its size, exactly in bytes; the timeline ends at the sum of the
     rows' net bytes."""
-    out = tmp_path / "r.json"
+    out, trace = tmp_path / "r.json", tmp_path / "t.json"
     result = torchscan(workloads / "known_alloc.py", "--json", out, "--warmup", "1",
-                       "--steps", "5")  # fmt: skip
+                       "--steps", "5", "--trace", trace)  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())
     (cpu,) = [d for d in report["memory"]["devices"] if d["device"] == "cpu"]
@@ -75,3 +76,37 @@ def test_a_known_tensor_at_a_known_step_is_the_peak_and_its_top_line(workloads, 
     net = sum(row["cpu_net_bytes"] for row in report["operators"])
     assert cpu["final_bytes"] == net
     assert "memory: cpu allocator peak" in result.stderr
+    # Point 6: the run's own trace (profile_memory) opens to the same peak and table.
+    reopened, _ = open_profile(trace)
+    (again,) = [d for d in reopened["memory"]["devices"] if d["device"] == "cpu"]
+    assert again["held_known"] is True
+    # A trace numbers the window's steps from 1: it does not know the warm-up before them.
+    assert again["peak_bytes"] == cpu["peak_bytes"] and again["peak_step"] == "3"
+    assert again["held_at_peak"][0] == top
+
+
+def test_a_2021_trace_gives_its_curve_and_peak_but_nothing_held():
+    """Point 6 on the shared ResNet-50 trace: its [memory] instants have Bytes only (no
+    Addr, no Total Allocated). The curve is the running sum, its peak the one computed
+    here from the trace's JSON; nothing can be said held."""
+    import gzip
+    from pathlib import Path
+
+    path = Path(__file__).parent / "data" / "resnet50_2021_cuda.pt.trace.json.gz"
+    with gzip.open(path, "rt") as handle:
+        events = json.load(handle)["traceEvents"]
+    by_device: dict[int, list] = {}
+    for event in events:
+        if event.get("name") == "[memory]" and event.get("ph") == "i":
+            by_device.setdefault(event["args"]["Device Type"], []).append(event)
+    peaks = {}
+    for device_type, instants in by_device.items():
+        running, peak = 0, 0
+        for event in sorted(instants, key=lambda e: e["ts"]):
+            running += event["args"]["Bytes"]
+            peak = max(peak, running)
+        peaks[device_type] = peak
+    report, _ = open_profile(path)
+    devices = {d["device"]: d for d in report["memory"]["devices"]}
+    assert devices["cpu"]["peak_bytes"] == peaks[0]
+    assert all(d["held_known"] is False and d["held_at_peak"] == [] for d in devices.values())

@@ -49,10 +49,14 @@ class StepSpan(NamedTuple):
 
 
 def memory_block(
-    allocations: Sequence[Allocation], steps: Sequence[StepSpan], origin_ns: int
+    allocations: Sequence[Allocation],
+    steps: Sequence[StepSpan],
+    origin_ns: int,
+    paired: bool = True,
 ) -> MemoryBlock | None:
     """Each device's timeline, peak and what it held at the peak; None without any
-    allocation. ``origin_ns``: the window's start (time 0 of the timeline)."""
+    allocation. ``origin_ns``: the window's start (time 0 of the timeline); ``paired``:
+    the allocations carry their pointers (an old trace's do not: nothing is said held)."""
     by_device: dict[str, list[Allocation]] = {}
     for allocation in sorted(allocations, key=lambda a: a.time_ns):
         by_device.setdefault(allocation.device, []).append(allocation)
@@ -60,14 +64,18 @@ def memory_block(
         return None
     return {
         "devices": [
-            _device_memory(device, records, steps, origin_ns)
+            _device_memory(device, records, steps, origin_ns, paired)
             for device, records in sorted(by_device.items())
         ]
     }
 
 
 def _device_memory(
-    device: str, records: list[Allocation], steps: Sequence[StepSpan], origin_ns: int
+    device: str,
+    records: list[Allocation],
+    steps: Sequence[StepSpan],
+    origin_ns: int,
+    paired: bool,
 ) -> DeviceMemory:
     base = records[0].total - records[0].nbytes  # held when the window opened
     levels = [record.total - base for record in records]
@@ -84,7 +92,8 @@ def _device_memory(
         "final_bytes": levels[-1],
         "allocations": sum(1 for record in records if record.nbytes > 0),
         "timeline": _timeline([(r.time_ns - origin_ns) / 1e9 for r in records], levels),
-        "held_at_peak": held_at(records[: peak_index + 1]),
+        "held_at_peak": held_at(records[: peak_index + 1]) if paired else [],
+        "held_known": paired,
     }
 
 

@@ -225,6 +225,7 @@ class DeviceMemory(TypedDict):
     allocations: int
     timeline: list[list[float]]  # [seconds into the window, bytes above its start]
     held_at_peak: list[HeldAtPeak]
+    held_known: bool  # False: the allocations carry no pointers (a trace before 2022)
 
 
 class MemoryBlock(TypedDict):

@@ -37,6 +37,8 @@ ARGS_FIELDS = (
     ("device_type", "Device Type", 0), ("nbytes", "Bytes", 0),
     ("legacy_external_id", "external id", 0), ("stream", "stream", None),
     ("call_stack", "Call stack", None),  # with_stack, traces before Kineto's python events
+    ("addr", "Addr", 0), ("total_allocated", "Total Allocated", None),  # [memory]
+    ("device_id", "Device Id", 0),
 )  # fmt: skip
 
 

@@ -35,6 +35,7 @@ from torchscan_tui.analysis.activities import (
 )
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
+from torchscan_tui.analysis.memory_timeline import StepSpan, memory_block
 from torchscan_tui.analysis.profiler_events import (
     DEVICE_WAIT_ACTIVITY,
     FILTERED_NAMES,
@@ -44,8 +45,9 @@ from torchscan_tui.analysis.profiler_events import (
     RawEvent,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
+from torchscan_tui.analysis.records import MemoryBlock
 from torchscan_tui.analysis.sites import call_sites
-from torchscan_tui.analysis.step_model import find_steps
+from torchscan_tui.analysis.step_model import Steps, find_steps
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
 from torchscan_tui.formats.report import (
@@ -54,6 +56,7 @@ from torchscan_tui.formats.report import (
     new_report,
 )
 from torchscan_tui.formats.report_schema import Context, Report, accept_rows
+from torchscan_tui.formats.trace.allocations import trace_allocations
 from torchscan_tui.formats.trace.decode import DecodedTrace
 
 KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
@@ -280,6 +283,19 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
     )
 
 
+def _memory(trace_events: list, events: EventColumns, steps: Steps) -> MemoryBlock | None:
+    """The allocator over the trace, where it recorded memory (formats/trace/allocations.py)."""
+    instants = [record for record in events.memory if record.name == MEMORY_EVENT_NAME]
+    if not instants:
+        return None
+    allocations, paired = trace_allocations(
+        trace_events, events, [r.start_ns for r in instants], [r.thread for r in instants]
+    )
+    spans = [StepSpan(step.name, step.start_ns, step.end_ns) for step in steps.steps]
+    origin = min([*events.starts, *(r.start_ns for r in instants)])
+    return memory_block(allocations, spans, origin, paired)
+
+
 def _decoded_shapes(shapes: object) -> list:
     """A group's input shapes as a list (they arrive as the trace's JSON bytes)."""
     value = decode_json(shapes) if isinstance(shapes, bytes) else shapes
@@ -346,6 +362,7 @@ def report_from_trace(
         )
     notes += device_diagnostics(aggregation, events.set_apart)
     kernels = kernel_rows(aggregation)
+    steps = find_steps(events)
     context = {
             "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
             "row_limit": None,
@@ -364,7 +381,8 @@ def report_from_trace(
         operators=rows,
         context=cast(Context, context),
         kernels=kernels,
-        overview=summaries(events, find_steps(events), kernels, rows),
+        overview=summaries(events, steps, kernels, rows),
+        memory=_memory(trace.events, events, steps),
         diagnostics=notes,
         trace_path=os.path.abspath(source),
         workload={"script": None, "host_name": trace.host_name},

@@ -75,18 +75,25 @@ def draw_device(device: Mapping[str, Any], width: int, palette: Palette = ANSI) 
     about = Text("at " + ", ".join(where), style="dim")
     end = timeline[-1][0] if timeline else 0.0
     axis = Text(f"0 s{' ' * max(curve_width - 12, 1)}{end:.3f} s", style="dim")
-    held = Table(title="held at the peak (made in the window, not yet freed)", title_justify="left",
-                 show_edge=False, pad_edge=False)  # fmt: skip
-    held.add_column("bytes", justify="right")
-    held.add_column("each", justify="right")
-    held.add_column("allocs", justify="right")
-    held.add_column("made by")
+    table = Table(title="held at the peak (made in the window, not yet freed)",
+                  title_justify="left", show_edge=False, pad_edge=False)  # fmt: skip
+    table.add_column("bytes", justify="right")
+    table.add_column("each", justify="right")
+    table.add_column("allocs", justify="right")
+    table.add_column("made by")
     for group in device.get("held_at_peak") or []:
-        held.add_row(
+        table.add_row(
             format_bytes(group["bytes"]),
             f"{group['size']:,} B",
             str(group["count"]),
             literal(f"{group['operator']} {format_shapes(group['input_shapes'] or [])}"),
+        )
+    held: RenderableType = table
+    if not device.get("held_known", True):
+        held = Text(
+            "held at the peak: this trace's allocations carry no addresses (a trace from "
+            "before 2022), so no allocation can be paired with its free",
+            style="dim",
         )
     final = Text(
         f"at the window's end: {format_bytes(device['final_bytes'], signed=True)} "
