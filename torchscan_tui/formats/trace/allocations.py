@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Sequence
+from itertools import compress
+from operator import neg
 
 from torchscan_tui.analysis.activities import CPU_OP
 from torchscan_tui.analysis.memory_timeline import Allocation
@@ -58,28 +60,32 @@ def _outermost_ops(
 ) -> list[tuple[str | None, list]]:
     """For each (thread, time) instant, the outermost ATen op holding it, with its shapes:
     each thread's outermost ATen ops do not overlap, so a bisect finds it."""
-    by_thread: dict[int, list[int]] = {}
-    for index, (name, activity_class) in enumerate(
-        zip(columns.names, columns.classes, strict=True)
-    ):
-        if activity_class == CPU_OP and name.startswith("aten::"):
-            by_thread.setdefault(columns.threads[index], []).append(index)
-    starts, ends = columns.starts, columns.ends
+    wanted = {thread for thread, _ in instants}
+    names, threads, starts, ends = columns.names, columns.threads, columns.starts, columns.ends
+    # C-level passes pick the CPU ops; Python looks at those alone.
+    cpu_ops = compress(range(len(names)), map(CPU_OP.__eq__, columns.classes))
+    aten = [i for i in cpu_ops if threads[i] in wanted and names[i].startswith("aten::")]
+    # By thread, then start, the longest first (an op before the ops it holds).
+    keys = list(zip(map(threads.__getitem__, aten), map(starts.__getitem__, aten),
+                    map(neg, map(ends.__getitem__, aten)), strict=True))  # fmt: skip
+    order = [aten[k] for k in sorted(range(len(aten)), key=keys.__getitem__)]
     outermost: dict[int, tuple[list[int], list[int]]] = {}
-    for thread, indices in by_thread.items():
-        indices.sort(key=lambda i: (starts[i], -ends[i]))
-        kept: list[int] = []
-        for index in indices:
-            if not kept or starts[index] >= ends[kept[-1]]:
-                kept.append(index)
-        outermost[thread] = ([starts[i] for i in kept], kept)
+    for index in order:
+        op_starts, kept = outermost.setdefault(threads[index], ([], []))
+        if not kept or starts[index] >= ends[kept[-1]]:
+            kept.append(index)
+            op_starts.append(starts[index])
     found: list[tuple[str | None, list]] = []
+    decoded: dict[int, tuple[str, list]] = {}  # each holding op's, decoded once
     for thread, time_ns in instants:
         op_starts, kept = outermost.get(thread, ([], []))
         position = bisect_right(op_starts, time_ns) - 1
         if position >= 0 and ends[kept[position]] >= time_ns:
             holder = kept[position]
-            found.append((columns.names[holder], _shapes(columns.shapes[holder])))
+            maker = decoded.get(holder)
+            if maker is None:
+                maker = decoded[holder] = (names[holder], _shapes(columns.shapes[holder]))
+            found.append(maker)
         else:
             found.append((None, []))
     return found
