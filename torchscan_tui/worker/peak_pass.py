@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 
 from torchscan_tui.run.rank_files import PEAK_STEPS, open_handoff
+from torchscan_tui.worker.quick_exit import exit_now
 
 OPTIMIZER_MODULE = "torch.optim.optimizer"
 TORCH = "torch"
@@ -54,12 +55,7 @@ def step_counter(fd: int | None, stop_at: int | None) -> Callable[[], None]:
         _write(fd, f"{steps} {time.monotonic() - STARTED:.6f}\n")
         if steps == stop_at:
             _write(fd, f"stopped {steps}\n")
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:  # noqa: BLE001 - closed or replaced by the script
-                    pass
-            os._exit(0)
+            exit_now(0)
 
     return counted
 

@@ -35,6 +35,13 @@ def exit_without_teardown(code: int) -> NoReturn:
         if thread is not main and not thread.daemon:
             thread.join(max(deadline - time.monotonic(), 0))
     atexit._run_exitfuncs()
+    exit_now(code)
+
+
+def exit_now(code: int = 0) -> NoReturn:
+    """Flush stdout and stderr and leave at once: a stop mid-script (``--rss-steps``,
+    ``--stop-at``), from whatever thread stepped, which no ``except BaseException`` of
+    the script can swallow."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()

@@ -19,7 +19,7 @@ import traceback
 from collections.abc import Callable
 
 from torchscan_tui.run.rank_files import open_handoff, rss_name
-from torchscan_tui.worker.quick_exit import exit_without_teardown
+from torchscan_tui.worker.quick_exit import exit_now, exit_without_teardown
 
 
 def write_peak(fd: int | None, stopped_at: int | None = None) -> None:
@@ -45,12 +45,7 @@ def stop_at(limit: int, fd: int | None) -> Callable[[], None]:
         steps += 1
         if steps == limit:
             write_peak(fd, steps)
-            for stream in (sys.stdout, sys.stderr):
-                try:
-                    stream.flush()
-                except Exception:  # noqa: BLE001 - closed or replaced by the script
-                    pass
-            os._exit(0)
+            exit_now(0)
 
     return counted
 

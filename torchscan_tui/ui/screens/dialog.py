@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from rich.console import RenderableType
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from torchscan_tui.ui.literal import literal
 
 ResultT = TypeVar("ResultT")
 
@@ -28,3 +35,31 @@ class Dialog(ModalScreen[ResultT]):
         padding: 1 2;
     }
     """
+
+
+class DrawnDialog(Dialog[None]):
+    """A dialog that shows a title and one drawing made to its width, drawn again when
+    the terminal is resized: the step overview (o) and the memory view (M)."""
+
+    def __init__(self, title: str) -> None:
+        super().__init__()
+        self.title_text = title
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
+            yield Static(literal(self.title_text, "bold"), id="chart-title")
+            yield Static(id="chart-body")
+
+    def on_mount(self) -> None:
+        self._redraw()
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        width = max(self.query_one("#chart-dialog").content_size.width, 40)
+        self.query_one("#chart-body", Static).update(self.draw(width))
+
+    def draw(self, width: int) -> RenderableType:
+        """The body, ``width`` cells wide."""
+        raise NotImplementedError

@@ -13,16 +13,12 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import Static
 
 from torchscan_tui.common.formatting import MISSING, format_bytes, format_shapes
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import ANSI, Palette, palette_of
-from torchscan_tui.ui.screens.dialog import Dialog
+from torchscan_tui.ui.screens.dialog import DrawnDialog
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 CURVE_RESERVE = 4
@@ -125,27 +121,13 @@ def draw_memory(
     return Group(*parts)
 
 
-class MemoryScreen(Dialog[None]):
+class MemoryScreen(DrawnDialog):
     BINDINGS = [Binding("escape,q,M", "dismiss", "Close", tooltip="Back to the operators")]
 
     def __init__(self, memory: Mapping[str, Any], rss: float | None, title: str):
-        super().__init__()
+        super().__init__(title)
         self.memory = memory
         self.rss = rss
-        self.title_text = title
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
-            yield Static(literal(self.title_text, "bold"), id="chart-title")
-            yield Static(id="chart-body")
-
-    def on_mount(self) -> None:
-        self._redraw()
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._redraw()
-
-    def _redraw(self) -> None:
-        width = max(self.query_one("#chart-dialog").content_size.width, 40)
-        body = draw_memory(self.memory, self.rss, width, palette_of(self.app))
-        self.query_one("#chart-body", Static).update(body)
+    def draw(self, width: int) -> RenderableType:
+        return draw_memory(self.memory, self.rss, width, palette_of(self.app))

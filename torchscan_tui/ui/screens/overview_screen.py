@@ -14,11 +14,7 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
-from textual import events
-from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
-from textual.widgets import Static
 
 from torchscan_tui.analysis.overview import (
     CATEGORIES,
@@ -28,7 +24,7 @@ from torchscan_tui.analysis.overview import (
 )
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.literal import literal
-from torchscan_tui.ui.screens.dialog import Dialog
+from torchscan_tui.ui.screens.dialog import DrawnDialog
 
 MARKS = {"kernel": "K", "memcpy": "C", "memset": "S", "communication": "N", "runtime": "R",
          "dataloader": "D", "cpu": "H", "other": "·"}  # fmt: skip
@@ -88,26 +84,12 @@ def draw_overview(overview: Mapping[str, Any], width: int) -> RenderableType:
     return Group(bars, Text(""), legend, *about, *advice)
 
 
-class OverviewScreen(Dialog[None]):
+class OverviewScreen(DrawnDialog):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
 
     def __init__(self, overview: Mapping[str, Any], title: str):
-        super().__init__()
+        super().__init__(title)
         self.overview = overview
-        self.title_text = title
 
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(id="chart-dialog", classes="dialog-box"):
-            yield Static(literal(self.title_text, "bold"), id="chart-title")
-            yield Static(id="chart-body")
-
-    def on_mount(self) -> None:
-        self._redraw()
-
-    def on_resize(self, event: events.Resize) -> None:
-        self._redraw()
-
-    def _redraw(self) -> None:
-        width = max(self.query_one("#chart-dialog").content_size.width, 40)
-        body = draw_overview(self.overview, width)
-        self.query_one("#chart-body", Static).update(body)
+    def draw(self, width: int) -> RenderableType:
+        return draw_overview(self.overview, width)
