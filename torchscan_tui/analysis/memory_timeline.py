@@ -165,3 +165,15 @@ def memory_lines(memory: Mapping[str, Any] | None) -> list[str]:
             )
         lines.append(line)  # fmt: skip
     return lines
+
+
+def device_peak_words(context: Mapping[str, Any] | None) -> str | None:
+    """``device peak 3.2 GiB allocated, 3.5 GiB reserved (the window's)``; None where
+    there is no device allocator (a CPU run) or the report has no such figure."""
+    figures = (context or {}).get("device_peak")
+    if not isinstance(figures, Mapping) or figures.get("allocated_bytes") is None:
+        return None
+    words = f"device peak {format_bytes(figures['allocated_bytes'])} allocated"
+    if figures.get("reserved_bytes") is not None:
+        words += f", {format_bytes(figures['reserved_bytes'])} reserved"
+    return words + " (the window's)"

@@ -17,7 +17,7 @@ from dataclasses import replace
 from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
-from torchscan_tui.analysis.memory_timeline import memory_lines
+from torchscan_tui.analysis.memory_timeline import device_peak_words, memory_lines
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
 from torchscan_tui.cli.output import (
@@ -188,6 +188,7 @@ def run_headless(
         f"{peak}{peak_scope(outcome.report.get('run'))}"
         + (f", {steps}" if steps else "")
         + (f"; {clean}" if clean else "")
+        + (f"; {device}" if (device := device_peak_words(outcome.report["context"])) else "")
         + f" -> {json_path}",
         err=True,
     )

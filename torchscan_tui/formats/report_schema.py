@@ -104,6 +104,15 @@ class WindowMemoryFigures(TypedDict, total=False):
     peak_rss: int | None
 
 
+class DevicePeakFigures(TypedDict, total=False):
+    """The device allocator's peak over the window (``worker/device_peak.py``)."""
+
+    allocated_bytes: int | None
+    reserved_bytes: int | None
+    source: str
+    missing: str  # why there is none
+
+
 class StepsContext(TypedDict, total=False):
     """Which steps a window's profile holds (``worker/steps.py``)."""
 
@@ -136,6 +145,7 @@ class Context(TypedDict, total=False):
     device_events: int
     flops_counted: bool  # the profile had torch's with_flops on (--flops)
     call_sites: bool  # the rows carry their call sites (a trace with Call stack)
+    device_peak: DevicePeakFigures
     device_kind: str | None
     device_seconds_total: float | None
     device_seconds_attributed: float | None

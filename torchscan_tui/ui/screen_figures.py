@@ -12,6 +12,7 @@ from typing import Any
 
 from torchscan_tui.analysis.device_summary import device_line
 from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
+from torchscan_tui.analysis.memory_timeline import device_peak_words
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import peak_scope, unprofiled_line
@@ -79,6 +80,7 @@ def rss_figures_of(state: RunState) -> RssFigures:
         scope=peak_scope(measured),
         steps_line=unprofiled_line(run, state.context),
         missing=_why_no_peak(state),
+        device_peak=device_peak_words(state.context),
     )
 
 

@@ -36,6 +36,7 @@ from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
+from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
 ProgressCallback = Callable[[WorkerPhase], None]
@@ -256,6 +257,7 @@ def profile_workload(
     if window is None:  # the whole call, once: the library's default (and the spec's)
         window = StepWindow(0, 1, run_to_end=True, source="the whole call")
     window.with_flops = with_flops
+    window.device_peak = DevicePeak(device)
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
@@ -268,6 +270,7 @@ def profile_workload(
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
                      window if windowed else None)  # fmt: skip
     report["context"]["flops_counted"] = window.with_flops  # a script's own profiler too
+    report["context"]["device_peak"] = window.device_peak.figures()
     with gc_paused():
         report["memory"] = _memory(recorded)
     if on_rows is not None:

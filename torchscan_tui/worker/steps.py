@@ -31,6 +31,7 @@ from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_
 from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
 from torchscan_tui.formats.report_schema import StepsContext
+from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
 from torchscan_tui.worker.window_memory import WindowMemory
 
@@ -87,6 +88,7 @@ class StepWindow:
         self.with_flops = False  # torch's with_flops in the window's profiles
         # What the worker's memory allows: the window may end before its last step.
         self.memory = WindowMemory.from_environment()
+        self.device_peak: DevicePeak | None = None  # the device allocator's (CUDA only)
 
     def start(
         self,
@@ -104,6 +106,8 @@ class StepWindow:
         if self.window_started:
             self._mark(WINDOW_START)
             self.memory.window_opens()
+            if self.device_peak is not None:
+                self.device_peak.window_opens()
         self._last = self._clock()
 
     def _open_window(self) -> None:
@@ -120,6 +124,8 @@ class StepWindow:
         self.recorded_from_window = True
         self._mark(WINDOW_START)
         self.memory.window_opens()
+        if self.device_peak is not None:
+            self.device_peak.window_opens()
         self._last = self._clock()
 
     def step_done(self) -> None:
@@ -156,6 +162,8 @@ class StepWindow:
             self._settle()
             self._mark(WINDOW_END)
             self.window_done = True
+            if self.device_peak is not None:
+                self.device_peak.window_ends()
             if not self.run_to_end:
                 raise WindowComplete
 
@@ -163,6 +171,8 @@ class StepWindow:
         """Stop the profiler (after the script, outside any step)."""
         if self.profiling:
             self._settle()
+            if self.device_peak is not None:  # a window the script ended (or the whole call)
+                self.device_peak.window_ends()
             self.profile.stop()
             self.profiling = False
 

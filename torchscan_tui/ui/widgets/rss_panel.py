@@ -44,6 +44,7 @@ class RssFigures:
     scope: str = ""  # what the figure covers when not the whole run (step_summary.peak_scope)
     steps_line: str | None = None  # the peak pass's own steps, unprofiled
     missing: str = "no RSS figure for this run or file"  # why none, once none can come
+    device_peak: str | None = None  # the device allocator's peak over the window (CUDA)
 
 
 def figures_text(figures: RssFigures, palette: Palette = ANSI) -> Text:
@@ -82,6 +83,8 @@ def figures_text(figures: RssFigures, palette: Palette = ANSI) -> Text:
         text.append(f" · {figures.leftovers} leftover process(es) ended", style=palette.warning)
     if figures.steps_line:
         text.append(f" · {figures.steps_line}")
+    if figures.device_peak:
+        text.append(f" · {figures.device_peak}", style=palette.memory)
     if len(figures.samples) > 1:
         text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
     return text
