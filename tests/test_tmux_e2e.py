@@ -76,7 +76,7 @@ def test_launch_filter_select_export_csv_and_quit(terminal, tmp_path):
 # Every word a footer key's description ends with (the profile screen's keys).
 WHOLE_WORDS = {"Filter", "Help", "CPU", "Device", "Calls", "Bytes", "Select", "Export",
                "Quit", "Details", "Chart", "Kernels", "Steps", "Ranks", "Trace", "Log",
-               "Rerun", "Cancel"}  # fmt: skip
+               "Rerun", "Cancel", "Stop", "Memory", "Lines"}  # fmt: skip
 
 
 def test_the_footer_is_whole_keys_after_tab_and_resizes_in_a_real_terminal(tmp_path):

@@ -179,6 +179,8 @@ def run_headless(
         return fail(
             f"{config.script}: no rows. {why} (report in {json_path})", EXIT_WORKLOAD_FAILED
         )
+    for line in memory_lines(outcome.report.get("memory")):  # before the last line: a CI
+        say(f"torchscan-tui: {line}", err=True)  # reads that one; controls made visible
     rss = (outcome.report.get("totals") or {}).get("process_peak_rss")
     peak = f"{rss['value'] / 2**20:.1f} MiB" if rss else "not measured"
     steps = step_line(outcome.report["context"])
@@ -192,8 +194,6 @@ def run_headless(
         + f" -> {json_path}",
         err=True,
     )
-    for line in memory_lines(outcome.report.get("memory")):
-        say(f"torchscan-tui: {line}", err=True)  # outside text: controls made visible
     return EXIT_OK
 
 

@@ -19,6 +19,7 @@ from textual.widgets import Footer
 KEY_PRIORITY = (
     "focus_filter", "help", "sort('cpu')", "sort('delta')", "sort('device')",
     "toggle_select", "export_rows", "quit", "activate", "dismiss_screen", "back",
+    "stop_peak", "cancel_run",  # while a run goes: how to end it, before the views
 )  # fmt: skip
 PALETTE_CLASS = "-command-palette"
 
