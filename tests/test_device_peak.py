@@ -58,3 +58,19 @@ def test_a_cpu_run_has_no_device_peak_and_says_why():
     figures = report["context"]["device_peak"]
     assert figures["allocated_bytes"] is None and figures["missing"].startswith("a CPU run")
     assert device_peak_words(report["context"]) is None
+
+
+def test_an_allocator_whose_statistics_fail_gives_no_figure_and_says_why_mock_gpu():
+    """A torch that says CUDA is there but cannot count (this CPU build, mocked as
+    having a GPU): the profile goes on; the figure is None with why."""
+
+    class Broken(StandInCuda):
+        def reset_peak_memory_stats(self) -> None:
+            raise AssertionError("Torch not compiled with CUDA enabled")
+
+    peak = DevicePeak("cuda", cuda=Broken())
+    peak.window_opens()
+    peak.window_ends()
+    figures = peak.figures()
+    assert figures["allocated_bytes"] is None
+    assert figures["missing"].endswith("failed: Torch not compiled with CUDA enabled")

@@ -25,19 +25,33 @@ class DevicePeak:
         self.device = device
         self.allocated: int | None = None
         self.reserved: int | None = None
+        self.problem: str | None = None  # the allocator's statistics failed: why
 
     def window_opens(self) -> None:
         if self.cuda is not None:
-            self.cuda.synchronize()
-            self.cuda.reset_peak_memory_stats()
+            try:
+                self.cuda.synchronize()
+                self.cuda.reset_peak_memory_stats()
+            except (RuntimeError, AssertionError, AttributeError) as exc:
+                self._failed(exc)
 
     def window_ends(self) -> None:
         if self.cuda is not None and self.allocated is None:
-            self.cuda.synchronize()
-            self.allocated = int(self.cuda.max_memory_allocated())
-            self.reserved = int(self.cuda.max_memory_reserved())
+            try:
+                self.cuda.synchronize()
+                self.allocated = int(self.cuda.max_memory_allocated())
+                self.reserved = int(self.cuda.max_memory_reserved())
+            except (RuntimeError, AssertionError, AttributeError) as exc:
+                self._failed(exc)
+
+    def _failed(self, exc: BaseException) -> None:
+        """No figure, and why: never a made-up one, never the profile's failure."""
+        self.cuda = None
+        self.problem = f"the device allocator's statistics failed: {exc}".splitlines()[0]
 
     def figures(self) -> DevicePeakFigures:
+        if self.problem is not None:
+            return {"allocated_bytes": None, "reserved_bytes": None, "missing": self.problem}
         if self.cuda is None:
             why = ("a CPU run: no device allocator" if self.device != "cuda" else
                    "CUDA is not available to torch here")  # fmt: skip
