@@ -4,6 +4,7 @@ torch.distributed.run, opened as a directory, and the cross-rank rows' rules alo
 from __future__ import annotations
 
 import json
+import time
 import shutil
 import subprocess
 import sys
@@ -162,7 +163,11 @@ def test_a_torchrun_job_is_profiled_rank_by_rank_with_each_ranks_own_peak(tmp_pa
 def test_two_equal_ranks_have_no_straggler(tmp_path):
     """Both ranks do the same work: the gap between them is within the threshold and
     their own step-to-step spread, and the line says there is no straggler."""
-    for attempt in range(2):  # two ranks on two cores beside the suite: one retry
+    # Two equal ranks on two cores, beside the session and whatever the suite left
+    # running, measured 12-20% apart in some runs: up to three tries, a pause between.
+    for attempt in range(3):
+        if attempt:
+            time.sleep(3)
         out = tmp_path / f"r{attempt}.json"
         done = torchscan("--nproc-per-node", 2, WORKLOADS / "rank_train.py", "--json", out,
                          "--", "--equal")  # fmt: skip
