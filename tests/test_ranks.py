@@ -4,10 +4,10 @@ torch.distributed.run, opened as a directory, and the cross-rank rows' rules alo
 from __future__ import annotations
 
 import json
-import time
 import shutil
 import subprocess
 import sys
+import time
 
 import pytest
 from conftest import WORKLOADS, torchscan
