@@ -105,7 +105,3 @@ def by_line(rows: Iterable[Mapping[str, Any]]) -> list[LineRow]:
     for line in ordered:
         line["operators"] = dict(sorted(line["operators"].items(), key=lambda item: -item[1]))
     return ordered
-
-
-def has_sites(rows: Iterable[Mapping[str, Any]]) -> bool:
-    return any(row.get("sites") for row in rows)

@@ -91,8 +91,17 @@ NO_STEPS = (
     "was seen, and no window was profiled)."
 )
 
+
 # By action, as the bindings name it (with its argument where one binding of several is
 # meant: sort('device')).
+def _view_rule(applies: Callable[[Facts], bool], why: str, key: str) -> Rule:
+    """A view over the run's results (kernels, ranks, steps, memory, source lines): it
+    applies when the run has what it shows; its key says why not once the run is over
+    (while it runs, the results may still come)."""
+    return Rule(applies, lambda facts: None if facts.running else why, title=key,
+                severity="information")  # fmt: skip
+
+
 RULES: dict[str, Rule] = {
     "cancel_run": Rule(lambda facts: facts.running and not facts.peak_pass),
     "stop_peak": Rule(lambda facts: facts.peak_pass),
@@ -108,36 +117,11 @@ RULES: dict[str, Rule] = {
         lambda facts: NO_DEVICE_TIME,
         title="Cannot sort by device time",
     ),
-    "kernels": Rule(
-        lambda facts: facts.kernels,
-        lambda facts: None if facts.running else NO_KERNELS,
-        title="k",
-        severity="information",
-    ),
-    "ranks": Rule(
-        lambda facts: facts.ranks,
-        lambda facts: None if facts.running else NO_RANKS,
-        title="R",
-        severity="information",
-    ),
-    "overview": Rule(
-        lambda facts: facts.steps,
-        lambda facts: None if facts.running else NO_STEPS,
-        title="o",
-        severity="information",
-    ),
-    "memory": Rule(
-        lambda facts: facts.memory,
-        lambda facts: None if facts.running else NO_MEMORY,
-        title="M",
-        severity="information",
-    ),
-    "by_line": Rule(
-        lambda facts: facts.sites,
-        lambda facts: None if facts.running else NO_SITES,
-        title="L",
-        severity="information",
-    ),
+    "kernels": _view_rule(lambda facts: facts.kernels, NO_KERNELS, "k"),
+    "ranks": _view_rule(lambda facts: facts.ranks, NO_RANKS, "R"),
+    "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
+    "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
+    "by_line": _view_rule(lambda facts: facts.sites, NO_SITES, "L"),
     # A reopened file has no workload output to show.
     "toggle_log": Rule(
         lambda facts: facts.rerunnable or facts.log,
