@@ -147,7 +147,9 @@ def test_a_real_training_loop_is_profiled_for_its_window_only():
         report = profile_workload(train, window=window)
     finally:
         undo()
-    assert len(done) == 4  # ended inside step 5's optimizer.step(), not after 40
+    # ended inside step 6's optimizer.step(), not after 40: 2 warm-up, 3 profiled, one
+    # traced for call sites (worker/call_sites.py)
+    assert len(done) == 5
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["Optimizer.step#SGD.step"] == 3
     assert report["context"]["steps"]["profiled"] == 3
@@ -165,7 +167,7 @@ def test_workload_calls_are_steps():
     window = StepWindow(1, 3)
     report = profile_workload(call_steps(lambda: calls.append(torch.ones(4).sum()), window),
                               window=window)  # fmt: skip
-    assert len(calls) == 4
+    assert len(calls) == 5  # 1 warm-up, 3 profiled, 1 traced for call sites
     assert {row["operator"]: row["calls"] for row in report["operators"]}["aten::sum"] == 3
 
 
@@ -182,7 +184,8 @@ def test_a_training_script_is_profiled_for_a_window_and_its_run_ends_there(workl
     result = torchscan(workloads / "trains.py", "--json", out, "--warmup", "2", "--steps", "3",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [4, 30]  # 2 + 3 - 1 logged; then the whole run for the peak
+    # 2 + 3 + 1 traced for call sites, - 1 not logged; then the whole run for the peak
+    assert steps_per_pass(log) == [5, 30]
     report = json.loads(out.read_text())
     steps = report["context"]["steps"]
     assert steps["profiled"] == 3 and steps["warmup"] == 2 and len(steps["step_seconds"]) == 3
@@ -216,7 +219,8 @@ def test_rss_steps_bounds_the_peak_pass_and_says_so(workloads, tmp_path):
     result = torchscan(workloads / "trains.py", "--json", out, "--rss-steps", "5", "--steps", "2",
                      "--", "--epochs", "3", "--log", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [2, 4]  # the peak pass's 5th step never logged: it ended there
+    # 1 + 2 + 1 traced - 1; the peak pass's 5th step never logged: it ended there
+    assert steps_per_pass(log) == [3, 4]
     report = json.loads(out.read_text())
     assert report["run"]["rss_status"]["rss_steps"] == 5
     assert report["run"]["rss_status"]["exit_code"] == 0
@@ -230,7 +234,8 @@ def test_workload_is_warmed_up_and_repeated(workloads, tmp_path):
     result = torchscan(workloads / "counts_calls.py", "--json", out, "--steps", "3", "--", log)
     assert result.returncode == 0, result.stderr
     # the RSS pass runs the script, which does not call workload(); then warm-up, 3 steps
-    assert len(log.read_text().splitlines()) == 1 + 3
+    # and one traced for call sites
+    assert len(log.read_text().splitlines()) == 1 + 3 + 1
     report = json.loads(out.read_text())
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["aten::mm"] == 3
@@ -278,7 +283,8 @@ def test_steps_on_another_thread_end_the_window_without_a_hang(workloads, tmp_pa
     result = torchscan(workloads / "steps_on_a_thread.py", "--json", out, "--rss-steps", "3",
                        "--timeout", "120", "--", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [5, 2]  # warm-up 1 + 5 profiled, then the peak to step 3
+    # warm-up 1 + 5 profiled + 1 traced - 1 (ended in it), then the peak to step 3
+    assert steps_per_pass(log) == [6, 2]
     report = json.loads(out.read_text())
     assert report["context"]["steps"]["profiled"] == 5
     (note,) = [n for n in report["diagnostics"] if n["code"] == "steps_on_another_thread"]
@@ -319,7 +325,8 @@ def test_a_wrapper_optimizers_step_counts_once(workloads, tmp_path):
     result = torchscan(workloads / "wraps_its_optimizer.py", "--json", out, "--rss-steps", "4",
                        "--", log)  # fmt: skip
     assert result.returncode == 0, result.stderr
-    assert steps_per_pass(log) == [5, 3]  # warm-up 1 + 5; then 4 iterations for the peak
+    # warm-up 1 + 5 + 1 traced for call sites (the last not logged); then 4 for the peak
+    assert steps_per_pass(log) == [6, 3]
     calls = {row["operator"]: row["calls"] for row in json.loads(out.read_text())["operators"]}
     assert calls["Optimizer.step#Lookahead.step"] == 5
 

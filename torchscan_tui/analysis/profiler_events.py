@@ -70,6 +70,11 @@ class DeviceWait(NamedTuple):
     correlation_id: int
 
 
+def kept_event(event: RawEvent) -> bool:
+    """Whether grouping keeps ``event``: utility and hidden events are dropped."""
+    return event.name not in FILTERED_NAMES and not event.hidden
+
+
 @dataclass
 class EventColumns:
     """The events grouping keeps, as parallel lists in the events' order.
@@ -112,7 +117,7 @@ class EventColumns:
     @classmethod
     def from_events(cls, events: Sequence[RawEvent]) -> EventColumns:
         """Columns of the events grouping keeps (utility and hidden events dropped)."""
-        kept = [event for event in events if event.name not in FILTERED_NAMES and not event.hidden]
+        kept = [event for event in events if kept_event(event)]
         columns = [list(column) for column in zip(*kept, strict=True)] or [
             [] for _ in RawEvent._fields
         ]

@@ -7,6 +7,14 @@ An op's *call site* is the innermost frame in the user's files: the first that i
 in an installed package (``site-packages``, ``dist-packages``), the Python library or
 built in. Grouping adds each op's self time to its row's sites (``Row.sites``); the
 by-line view sums the sites over every row, as py-spy's and Scalene's by-line tables do.
+
+A live run records no stacks in its window (torch's ``with_stack`` moved the CPU self
+times by 27%): one step after the window is traced for call sites instead
+(``worker/call_sites.py``), each Python call into torch wrapped in a range named
+:data:`SITE_MARK` + its site. :func:`nested_sites` reads each op's site from the ranges
+around it, a backward op's from the forward op it differentiates (autograd's sequence
+number), and :func:`attach_step_sites` gives each row of the window the shares its
+group had in that step, applied to the window's own self time.
 """
 
 from __future__ import annotations
@@ -15,7 +23,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from torchscan_tui.analysis.records import LineRow, SiteRow
+from torchscan_tui.analysis.records import LineRow, Row, SiteRow
 
 SITE = re.compile(r"^(?P<file>.*)\((?P<line>\d+)\): (?P<function>.*)$")
 # Frames that are not the user's: installed packages, the standard library, built-ins.
@@ -23,6 +31,14 @@ _NOT_THE_USERS = re.compile(
     r"(site-packages|dist-packages)[/\\]|[/\\]lib[/\\]python\d[\d.]*[/\\]|^<|^\w+\.pyx?\(0\)"
 )
 MAX_SITES = 20  # a row lists its 20 largest sites; the rest are summed as one
+SITE_MARK = "[torchscan site] "  # a range around one call into torch, named by its site
+STEP_AFTER_WINDOW = "the step after the window, traced for call sites (the times are the window's)"
+FROM_CALL_STACK = "the trace's Call stack (with_stack)"
+
+
+def users_file(filename: str) -> bool:
+    """Whether ``filename`` is one of the user's (see :func:`user_frame`)."""
+    return not _NOT_THE_USERS.search(f"{filename}(1): ")
 
 
 def user_frame(stack: str) -> str | None:
@@ -105,3 +121,81 @@ def by_line(rows: Iterable[Mapping[str, Any]]) -> list[LineRow]:
     for line in ordered:
         line["operators"] = dict(sorted(line["operators"].items(), key=lambda item: -item[1]))
     return ordered
+
+
+def marked_sites(names: Iterable[str]) -> list[str | None]:
+    """The site each :data:`SITE_MARK` range names (None for every other event)."""
+    cut = len(SITE_MARK)
+    return [name[cut:] if name.startswith(SITE_MARK) else None for name in names]
+
+
+def nested_sites(
+    ranges: Sequence[str | None],
+    threads: Sequence[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
+    sequence_numbers: Sequence[int],
+    backward: Sequence[bool],
+) -> list[str | None]:
+    """Each event's call site from the ranges around it: ``ranges[i]`` is the site that
+    event ``i`` names when it is such a range (a :data:`SITE_MARK` range of a traced
+    step, a Kineto ``python_function`` event in the user's files), else None. An event's
+    site is the innermost such range around it on its thread; a backward op's (with a
+    sequence number), the site of the forward op of the same sequence number, so
+    ``AddmmBackward0`` and the ops under it count on the line that ran the ``addmm`` (a
+    CPU backward runs inside ``loss.backward()``'s range, a device's on autograd's own
+    thread). None where neither says (``AccumulateGrad``, our own calls)."""
+    order = sorted(range(len(ranges)), key=lambda i: (threads[i], starts[i], -ends[i]))
+    forward: dict[int, str] = {}  # sequence number -> the forward op's site
+    sites: list[str | None] = [None] * len(ranges)
+    for _ in range(2):  # the first pass learns every forward site, the second uses them
+        open_ranges: list[tuple[int, str | None]] = []  # (end, site), innermost last
+        thread = None
+        for index in order:
+            if threads[index] != thread:
+                open_ranges.clear()
+                thread = threads[index]
+            end = ends[index]
+            while open_ranges and open_ranges[-1][0] < end:  # not around this event
+                open_ranges.pop()
+            site = open_ranges[-1][1] if open_ranges else None
+            named, number = ranges[index], sequence_numbers[index]
+            if named is not None:
+                site = named
+            elif number >= 0 and backward[index]:
+                site = forward.get(number, site)
+            elif number >= 0 and site is not None:
+                forward.setdefault(number, site)
+            sites[index] = site
+            open_ranges.append((end, site))
+    return sites
+
+
+SiteTable = dict[tuple[str, str], tuple[dict[str, int], int]]
+
+
+def site_table(groups: Iterable[Any]) -> SiteTable:
+    """(operator, shapes) -> (CPU self ns by site, the group's CPU self ns) of a step
+    traced for call sites, from its groups (``aggregate.Group``); its own ranges left out."""
+    return {
+        (group.operator, str(group.input_shapes)): (dict(group.sites), group.cpu_self_ns)
+        for group in groups
+        if group.sites and not group.operator.startswith(SITE_MARK)
+    }
+
+
+def attach_step_sites(rows: Iterable[Row], table: SiteTable) -> int:
+    """Each row of the window its sites from ``table``: each site's share of the
+    group's self time in the traced step, applied to the row's self time in the window
+    (the rows' times stay the window's). Returns how many rows got sites."""
+    given = 0
+    for row in rows:
+        found = table.get((row["operator"], str(row["input_shapes"])))
+        row_ns = round((row.get("cpu_self_seconds") or 0.0) * 1e9)
+        if found is None or found[1] <= 0 or row_ns <= 0:
+            continue
+        by_site, step_ns = found
+        scaled = {site: round(ns * row_ns / step_ns) for site, ns in by_site.items()}
+        row["sites"] = site_rows(scaled, row_ns)
+        given += 1
+    return given

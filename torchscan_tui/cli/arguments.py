@@ -132,6 +132,12 @@ def build_parser() -> argparse.ArgumentParser:
         "mul); it adds about 10%% to the profiled CPU self times, so it is off by default",
     )
     window.add_argument(
+        "--no-stack",
+        action="store_true",
+        help="do not trace the step after the window for call sites (the source lines of "
+        "L and each row's 'called from'); the window's times never include that tracing",
+    )
+    window.add_argument(
         "--run-to-end",
         action="store_true",
         help="let the script run on after the profiled steps (default: end it there)",

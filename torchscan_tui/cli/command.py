@@ -120,6 +120,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         steps=options.steps,
         run_to_end=options.run_to_end,
         flops=options.flops,
+        call_sites=not options.no_stack,
         rss_steps=options.rss_steps,
         nproc_per_node=options.nproc_per_node,
         torchrun_options=torchrun_options(options),

@@ -144,7 +144,9 @@ class Context(TypedDict, total=False):
     max_events: int
     device_events: int
     flops_counted: bool  # the profile had torch's with_flops on (--flops)
-    call_sites: bool  # the rows carry their call sites (a trace with Call stack)
+    call_sites: bool  # the rows carry their call sites (analysis/sites.py)
+    call_sites_from: str  # where they came from: a traced step, a trace's Call stack
+    call_sites_missing: str  # why the rows have none
     device_peak: DevicePeakFigures
     device_kind: str | None
     device_seconds_total: float | None

@@ -29,6 +29,7 @@ class RunConfig:
     steps: int | None = None
     run_to_end: bool = False
     flops: bool = False  # torch's with_flops in the profile (worker/profiling.py)
+    call_sites: bool = True  # a step after the window traced for them (worker/call_sites.py)
     rss_steps: int | None = None  # the peak-RSS pass ends after this many steps
     nproc_per_node: int | None = None  # ranks under torch.distributed.run (run/distributed.py)
     torchrun_options: tuple[str, ...] = ()  # --nnodes, --node-rank, --rdzv-*: passed through
@@ -61,6 +62,8 @@ class RunConfig:
             options += ["--run-to-end"]
         if self.flops:
             options += ["--flops"]
+        if not self.call_sites:
+            options += ["--no-stack"]
         return options + ["--", *self.args]
 
     def worker_command(self, channel_fd: int, trace_path: str | None) -> list[str]:

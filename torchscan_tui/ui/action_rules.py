@@ -32,6 +32,7 @@ class Facts:
     ranks: bool = False
     steps: bool = False
     sites: bool = False  # the rows have call sites (a profile with stacks)
+    sites_missing: str | None = None  # why they have none, where the profile says
     memory: bool = False  # the allocator's timeline (a profile with memory)
     log: bool = False  # a log to show (a run's output), or the log pane shown
 
@@ -75,9 +76,15 @@ NO_MEMORY = (
 )
 NO_SITES = (
     "No source lines: this profile has no call stacks. Record a trace with "
-    "torch.profiler.profile(with_stack=True) and open it; a live run does not take "
-    "stacks yet (they move the rows' times by 27%)."
+    "torch.profiler.profile(with_stack=True) and open it, or run the script itself: "
+    "the step after its window is traced for them."
 )
+
+
+def _no_sites(facts: Facts) -> str:
+    return f"No source lines: {facts.sites_missing}." if facts.sites_missing else NO_SITES
+
+
 NO_KERNELS = (
     "No kernels: this profile holds no device work (a CPU-only run, or the profiler "
     "could not see the device). The kernel view lists GPU kernels, memcpy and memset."
@@ -121,7 +128,12 @@ RULES: dict[str, Rule] = {
     "ranks": _view_rule(lambda facts: facts.ranks, NO_RANKS, "R"),
     "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
     "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
-    "by_line": _view_rule(lambda facts: facts.sites, NO_SITES, "L"),
+    "by_line": Rule(
+        lambda facts: facts.sites,
+        lambda facts: None if facts.running else _no_sites(facts),
+        title="L",
+        severity="information",
+    ),  # fmt: skip
     # A reopened file has no workload output to show.
     "toggle_log": Rule(
         lambda facts: facts.rerunnable or facts.log,

@@ -140,6 +140,7 @@ def facts_of(
         ranks=ranks,
         steps=bool(overview and overview.get("steps")),
         sites=bool(state.context.get("call_sites")),
+        sites_missing=state.context.get("call_sites_missing"),
         memory=bool(state.memory and state.memory.get("devices")),
         log=bool(state.log.lines) or log_shown,
     )

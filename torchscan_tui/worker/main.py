@@ -202,6 +202,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
             on_rows=send_rows,
             window=window,
             with_flops=args.flops,
+            call_sites=not args.no_stack,
         )
     except WorkloadError as exc:  # its rows went out all the same
         report, failure = exc.report, exc.original
@@ -237,6 +238,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=None)
     parser.add_argument("--run-to-end", action="store_true")
     parser.add_argument("--flops", action="store_true")
+    parser.add_argument("--no-stack", action="store_true")
     ours, script_args = split_script_args(argv)
     args = parser.parse_args(ours)
     args.args = list(script_args)

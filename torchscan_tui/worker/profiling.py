@@ -27,6 +27,7 @@ from torchscan_tui.analysis.profiler_events import (
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.records import MemoryBlock, Note
+from torchscan_tui.analysis.sites import STEP_AFTER_WINDOW, SiteTable, attach_step_sites
 from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_steps
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
@@ -36,6 +37,7 @@ from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
+from torchscan_tui.worker.call_sites import SiteStep
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
@@ -230,6 +232,7 @@ def profile_workload(
     on_rows: Callable[[Report], None] | None = None,
     window: StepWindow | None = None,
     with_flops: bool = False,
+    call_sites: bool = True,
 ) -> Report:
     """Execute ``fn`` once under torch.profiler and return the ranked operator report.
 
@@ -243,6 +246,9 @@ def profile_workload(
 
     ``with_flops``: torch counts each row's FLOPs (matmul, conv, add, mul): off by
     default, as it adds about 10% to the CPU self times (docs/performance.md).
+
+    ``call_sites``: with a window, one step after it is traced for where in the user's
+    code each row ran (``worker/call_sites.py``); the rows' times stay the window's.
 
     ``on_rows(report)`` is called once the rows are ranked, before the trace is written
     (0.4-0.6 s for 100k events): a caller that streams the rows need not wait for it. The
@@ -258,9 +264,12 @@ def profile_workload(
         window = StepWindow(0, 1, run_to_end=True, source="the whole call")
     window.with_flops = with_flops
     window.device_peak = DevicePeak(device)
+    if windowed and call_sites:
+        window.site_step = SiteStep()
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
+        sites = window.site_step.table() if window.site_step is not None else {}
         progress("aggregating")
         max_events = max_events_allowed()
         aggregation = aggregate_events(recorded.events[:max_events])
@@ -270,6 +279,7 @@ def profile_workload(
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
                      window if windowed else None)  # fmt: skip
     report["context"]["flops_counted"] = window.with_flops  # a script's own profiler too
+    report["context"].update(_call_sites(report, sites, window if windowed else None, call_sites))
     report["context"]["device_peak"] = window.device_peak.figures()
     with gc_paused():
         report["memory"] = _memory(recorded)
@@ -289,6 +299,25 @@ def profile_workload(
     if failure is not None:
         raise WorkloadError(failure, report)
     return report
+
+
+def _call_sites(
+    report: Report, table: SiteTable, window: StepWindow | None, asked: bool
+) -> Context:
+    """Each row its call sites from the traced step, and what the context says of them:
+    where they came from, or why there are none."""
+    given = attach_step_sites(report["operators"], table) if table else 0
+    if given:
+        return {"call_sites": True, "call_sites_from": STEP_AFTER_WINDOW}
+    if not asked:
+        why = "--no-stack was given"
+    elif window is None:
+        why = "the whole call was profiled, with no step after it to trace"
+    elif window.site_step is None or window.adopted or window.superseded:
+        why = "the script ran its own torch.profiler, whose window this is"
+    else:
+        why = window.site_step.missing or "no row of the window ran in the step traced after it"
+    return {"call_sites": False, "call_sites_missing": why}
 
 
 def _device_activity(activities: list) -> bool:

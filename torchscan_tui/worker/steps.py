@@ -31,6 +31,7 @@ from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_
 from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
 from torchscan_tui.formats.report_schema import StepsContext
+from torchscan_tui.worker.call_sites import SiteStep
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
 from torchscan_tui.worker.window_memory import WindowMemory
@@ -89,6 +90,9 @@ class StepWindow:
         # What the worker's memory allows: the window may end before its last step.
         self.memory = WindowMemory.from_environment()
         self.device_peak: DevicePeak | None = None  # the device allocator's (CUDA only)
+        # The step after the window, traced for call sites (worker/call_sites.py).
+        self.site_step: SiteStep | None = None
+        self.site_step_running = False
 
     def start(
         self,
@@ -144,6 +148,8 @@ class StepWindow:
         if not self.window_done:
             self._on_step(self.seen, self.warmup + self.steps)
         if self.window_done:
+            if self.site_step_running:  # the traced step after the window is over
+                self._end_site_step()
             if not self.run_to_end:  # again: the script caught it (``except BaseException``)
                 raise WindowComplete
             return  # after the window, with --run-to-end
@@ -164,11 +170,49 @@ class StepWindow:
             self.window_done = True
             if self.device_peak is not None:
                 self.device_peak.window_ends()
+            if self._site_step_follows():
+                self.site_step_running = True
+                self.defer(self._begin_site_step)
+                return
             if not self.run_to_end:
                 raise WindowComplete
 
+    def _site_step_follows(self) -> bool:
+        """Whether one more step runs, traced for call sites (not when memory cut the
+        window: that step would need room too)."""
+        if self.site_step is None:
+            return False
+        if self.memory.cut_after is not None:
+            self.site_step.missing = "the window was cut for memory, so no step after it was traced"
+            return False
+        return True
+
+    def _begin_site_step(self) -> None:
+        """The window's profile stops (its trace is the window's), the traced step's
+        starts. Never inside a step's profiler range (see :attr:`defer`)."""
+        assert self.site_step is not None
+        if not self.profiling or self.superseded:
+            self.site_step_running = False
+            return
+        self._settle()
+        self.profile.stop()
+        self.profiling = False
+        self.site_step.begin()
+
+    def _end_site_step(self) -> None:
+        assert self.site_step is not None
+        self.site_step_running = False
+        self.site_step.end_step()
+        if self.run_to_end:  # the script runs on: the traced step's profile stops now
+            self.defer(self.site_step.stop)
+
     def stop(self) -> None:
         """Stop the profiler (after the script, outside any step)."""
+        if self.site_step is not None:
+            if self.site_step_running and not self.site_step.completed:
+                self.site_step.missing = "the run ended before the step after the window did"
+            self.site_step_running = False
+            self.site_step.stop()
         if self.profiling:
             self._settle()
             if self.device_peak is not None:  # a window the script ended (or the whole call)
@@ -371,7 +415,8 @@ def call_steps(fn: Callable[[], Any], window: StepWindow) -> Callable[[], None]:
     """``fn`` called once per step, W + N times (``workload()`` as a step)."""
 
     def run() -> None:
-        for _ in range(window.warmup + window.steps):
+        traced = 1 if window.site_step is not None else 0  # the step after, for call sites
+        for _ in range(window.warmup + window.steps + traced):
             fn()
             window.step_done()
 

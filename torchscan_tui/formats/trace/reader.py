@@ -46,7 +46,7 @@ from torchscan_tui.analysis.profiler_events import (
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.records import MemoryBlock
-from torchscan_tui.analysis.sites import call_sites
+from torchscan_tui.analysis.sites import FROM_CALL_STACK, call_sites
 from torchscan_tui.analysis.step_model import Steps, find_steps
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
@@ -374,6 +374,9 @@ def report_from_trace(
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
             "call_sites": bool(events.sites),
+            **({"call_sites_from": FROM_CALL_STACK} if events.sites else {
+                "call_sites_missing": "this trace has no call stacks: record it with "
+                "torch.profiler.profile(with_stack=True)"}),
             **device_context(aggregation, device_measured),
             **self_time_sums(rows),
         }  # fmt: skip

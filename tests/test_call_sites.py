@@ -1,0 +1,116 @@
+"""Issue 29, point 1: call sites for a live run, from one step after the window traced
+with a TorchFunctionMode (worker/call_sites.py); the rows' times stay the window's."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLES, torchscan
+
+from torchscan_tui.analysis.sites import (
+    SITE_MARK,
+    attach_step_sites,
+    by_line,
+    marked_sites,
+    nested_sites,
+    site_rows,
+)
+
+TRANSFORMER = SAMPLES / "transformer.py"
+
+
+def _line_of(path: Path, text: str) -> int:
+    """The number of the line of ``path`` holding ``text``: the tests name lines as a
+    person reading the model would, not by number."""
+    (number,) = [n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    return number
+
+
+def test_an_op_takes_the_innermost_range_around_it_and_a_backward_op_its_forwards():
+    """Ranges by hand: the forward ops under line A's range; the backward under line
+    B's (``loss.backward()``) but charged to A through the sequence number; AccumulateGrad
+    (no sequence number) stays on B; an op on another thread with no range has none."""
+    events = [  # (name, thread, start, end, sequence number, backward)
+        (f"{SITE_MARK}m.py(10): forward", 1, 0, 100, -1, False),
+        ("aten::linear", 1, 10, 50, 5, False),
+        ("aten::addmm", 1, 20, 30, 6, False),
+        (f"{SITE_MARK}train.py(40): <module>", 1, 100, 300, -1, False),
+        ("autograd::engine::evaluate_function: AddmmBackward0", 1, 110, 200, 6, True),
+        ("aten::mm", 1, 120, 190, -1, False),
+        ("autograd::engine::evaluate_function: AccumulateGrad", 1, 200, 250, -1, False),
+        ("aten::mm", 2, 10, 20, -1, False),
+        # a device's backward on autograd's thread (0, read before the forward thread)
+        ("autograd::engine::evaluate_function: LinearBackward", 0, 400, 500, 5, True),
+        ("aten::mm", 0, 410, 490, -1, False),
+    ]
+    names, threads, starts, ends, numbers, backward = map(list, zip(*events, strict=True))
+    sites = nested_sites(marked_sites(names), threads, starts, ends, numbers, backward)
+    assert sites == [
+        "m.py(10): forward", "m.py(10): forward", "m.py(10): forward",
+        "train.py(40): <module>", "m.py(10): forward", "m.py(10): forward",
+        "train.py(40): <module>", None, "m.py(10): forward", "m.py(10): forward",
+    ]  # fmt: skip
+
+
+def test_a_rows_sites_are_the_traced_steps_shares_of_the_windows_self_time():
+    table = {("aten::mm", "[[2, 2]]"): ({"a.py(1): f": 300, "b.py(2): g": 100}, 500)}
+    rows = [
+        {"operator": "aten::mm", "input_shapes": [[2, 2]], "cpu_self_seconds": 1.0},
+        {"operator": "aten::add", "input_shapes": [], "cpu_self_seconds": 1.0},
+    ]
+    assert attach_step_sites(rows, table) == 1  # type: ignore[arg-type]
+    assert rows[0]["sites"] == site_rows({"a.py(1): f": 600_000_000, "b.py(2): g": 200_000_000},
+                                         1_000_000_000)  # fmt: skip
+    assert [site["share"] for site in rows[0]["sites"]] == [0.6, 0.2]  # 20% at no site
+    assert "sites" not in rows[1]
+
+
+def _run(tmp_path: Path, script: Path, *options: str) -> tuple[dict, str]:
+    out = tmp_path / "r.json"
+    result = torchscan(script, "--json", out, *options)
+    assert result.returncode == 0, result.stderr
+    return json.loads(out.read_text()), result.stderr
+
+
+@pytest.mark.slow
+def test_the_transformer_samples_top_line_is_its_mlp(tmp_path):
+    """The done-when on sample_workloads/transformer.py: by line, the MLP's line first,
+    the attention's lines next; the trace of the window holds none of the traced step."""
+    report, _ = _run(tmp_path, TRANSFORMER, "--trace", str(tmp_path / "t.json"))
+    assert report["context"]["call_sites"] is True
+    lines = by_line(report["operators"])
+    top = lines[0]
+    assert (Path(top["file"]), top["line"]) == (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    attention = {
+        _line_of(TRANSFORMER, text) for text in ("self.qkv(x)", "torch.softmax(", "weights @ v")
+    }
+    assert attention <= {line["line"] for line in lines[1:6]}
+    assert SITE_MARK not in (tmp_path / "t.json").read_text()
+
+
+@pytest.mark.slow
+def test_a_training_scripts_backward_counts_on_its_forward_lines(tmp_path, workloads):
+    """The done-when on a real training script (AdamW, the loop at the top level): the
+    MLP line first, with its backward; the loop's own lines hold only what they call."""
+    script = workloads / "train_transformer.py"
+    report, _ = _run(tmp_path, script)
+    lines = by_line(report["operators"])
+    top = lines[0]
+    assert (Path(top["file"]), top["line"]) == (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    assert any("Backward" in name or name == "aten::mm" for name in top["operators"])
+    backward_line = _line_of(script, "loss.backward()")
+    on_backward = next((line for line in lines if line["line"] == backward_line), None)
+    if on_backward is not None:  # AccumulateGrad and the like: far below the model's lines
+        assert on_backward["cpu_self_seconds"] < top["cpu_self_seconds"] / 2
+
+
+@pytest.mark.slow
+def test_no_stack_takes_none_and_says_why(tmp_path):
+    report, _ = _run(tmp_path, TRANSFORMER, "--no-stack")
+    context = report["context"]
+    assert (
+        context["call_sites"] is False and context["call_sites_missing"] == "--no-stack was given"
+    )
+    assert not any(row.get("sites") for row in report["operators"])
