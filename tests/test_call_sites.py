@@ -3,20 +3,27 @@ with a TorchFunctionMode (worker/call_sites.py); the rows' times stay the window
 
 from __future__ import annotations
 
+import ast
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, torchscan
 
 from torchscan_tui.analysis.sites import (
+    FROM_PYTHON_EVENTS,
     SITE_MARK,
     attach_step_sites,
     by_line,
     marked_sites,
     nested_sites,
+    python_function_site,
     site_rows,
 )
+from torchscan_tui.formats.opening import open_profile
 
 TRANSFORMER = SAMPLES / "transformer.py"
 
@@ -114,3 +121,61 @@ def test_no_stack_takes_none_and_says_why(tmp_path):
         context["call_sites"] is False and context["call_sites_missing"] == "--no-stack was given"
     )
     assert not any(row.get("sites") for row in report["operators"])
+
+
+def test_a_python_function_frame_is_the_users_unless_a_library_holds_it():
+    assert python_function_site("transformer.py(34): forward") == "transformer.py(34): forward"
+    assert python_function_site("/home/u/proj/m.py(3): f") == "/home/u/proj/m.py(3): f"
+    for name in ("torch/nn/modules/module.py(1739): _call_impl", "typing.py(426): inner",
+                 "/usr/lib/python3.11/site-packages/x/y.py(1): z", "nn.Module: Linear_0",
+                 "<built-in method add_ of Tensor object at 0x7f>"):  # fmt: skip
+        assert python_function_site(name) is None, name
+
+
+def _enclosing_function(path: Path, line: int) -> int | str:
+    """The first line of the function holding ``line`` (what torch's Python tracer names
+    a frame by), or ``<module>`` for a line outside any."""
+    holding = [
+        node.lineno
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.FunctionDef) and node.lineno <= line <= (node.end_lineno or 0)
+    ]
+    return max(holding) if holding else "<module>"
+
+
+@pytest.mark.slow
+def test_a_with_stack_trace_from_torch_opens_to_the_sites_of_a_live_run(tmp_path, workloads):
+    """Point 6 and the done-when: the script records one step with torch's with_stack
+    (Kineto python_function events); opened, its lines by CPU self time name the same
+    functions, in the same order, as a live run of the same script. torch names a frame
+    by its function's first line, a live run by the line itself: compared by function."""
+    script = workloads / "train_transformer.py"
+    trace = tmp_path / "stack.json"
+    environment = {**os.environ, "TRACE_WITH_STACK": str(trace)}
+    recorded = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              env=environment, timeout=300)  # fmt: skip
+    assert recorded.returncode == 0, recorded.stderr
+    opened, _ = open_profile(trace)
+    assert opened["context"]["call_sites_from"] == FROM_PYTHON_EVENTS
+    live, _ = _run(tmp_path, script)
+
+    def functions(report: dict) -> list[tuple[str, int | str]]:
+        """The report's lines as the functions holding them, by CPU self time."""
+        named: list[tuple[str, int | str]] = []
+        for line in by_line(report["operators"]):
+            path = TRANSFORMER if Path(line["file"]).name == TRANSFORMER.name else script
+            key = (path.name, _enclosing_function(path, line["line"]))
+            if key not in named:
+                named.append(key)
+        return named
+
+    mlp = _enclosing_function(TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    attention = _enclosing_function(TRANSFORMER, _line_of(TRANSFORMER, "self.qkv(x)"))
+    assert (
+        functions(opened)[:2]
+        == functions(live)[:2]
+        == [
+            ("transformer.py", mlp),
+            ("transformer.py", attention),
+        ]
+    )

@@ -107,6 +107,7 @@ class EventColumns:
     # Each event's call site, the innermost frame in the user's files (.sites); empty:
     # no stacks recorded.
     sites: list[str | None] = field(default_factory=list)
+    sites_from: str | None = None  # what they were read from (analysis/sites.py)
 
     @cached_property
     def classes(self) -> list[str]:

@@ -19,7 +19,9 @@ group had in that step, applied to the window's own self time.
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -34,6 +36,37 @@ MAX_SITES = 20  # a row lists its 20 largest sites; the rest are summed as one
 SITE_MARK = "[torchscan site] "  # a range around one call into torch, named by its site
 STEP_AFTER_WINDOW = "the step after the window, traced for call sites (the times are the window's)"
 FROM_CALL_STACK = "the trace's Call stack (with_stack)"
+FROM_PYTHON_EVENTS = (
+    "the trace's python_function events (with_stack): each frame by its function's first line"
+)
+
+
+# Kineto's python_function events name a frame by its path relative to its sys.path entry
+# ("torch/nn/modules/module.py(1739): _call_impl", "typing.py(426): inner"): a frame whose
+# top-level name is the standard library's or a package's that models are built on is
+# not the user's. A package outside this list counts as the user's (said in docs/).
+_LIBRARIES = frozenset(sys.stdlib_module_names) | {
+    "torch", "torchvision", "torchaudio", "torchtext", "functorch", "triton", "numpy",
+    "transformers", "accelerate", "lightning", "pytorch_lightning", "lightning_fabric",
+    "timm", "datasets", "tokenizers", "huggingface_hub", "safetensors", "peft",
+    "diffusers", "einops", "xformers", "flash_attn", "deepspeed", "apex", "fairscale",
+    "torchmetrics", "torchdata", "tqdm", "_pytest", "pytest", "pluggy", "typing_extensions",
+    "torchscan_tui",
+}  # fmt: skip
+
+
+def python_function_site(name: str) -> str | None:
+    """The site a Kineto ``python_function`` event names, when it is one of the user's
+    frames (``nn.Module: Linear_0`` and built-ins are not frames of a file)."""
+    found = SITE.match(name)
+    if found is None or _NOT_THE_USERS.search(name):
+        return None
+    path = found["file"]
+    if not os.path.isabs(path):
+        top = re.split(r"[/\\]", path, maxsplit=1)[0].removesuffix(".py")
+        if top in _LIBRARIES:
+            return None
+    return name
 
 
 def users_file(filename: str) -> bool:

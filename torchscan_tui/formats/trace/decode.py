@@ -39,6 +39,8 @@ ARGS_FIELDS = (
     ("call_stack", "Call stack", None),  # with_stack, traces before Kineto's python events
     ("addr", "Addr", 0), ("total_allocated", "Total Allocated", None),  # [memory]
     ("device_id", "Device Id", 0),
+    # autograd's: a backward op's sequence number is its forward op's (call sites)
+    ("sequence", "Sequence number", -1), ("forward_thread", "Fwd thread id", 0),
 )  # fmt: skip
 
 

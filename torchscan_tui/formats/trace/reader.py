@@ -46,7 +46,13 @@ from torchscan_tui.analysis.profiler_events import (
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.records import MemoryBlock
-from torchscan_tui.analysis.sites import FROM_CALL_STACK, call_sites
+from torchscan_tui.analysis.sites import (
+    FROM_CALL_STACK,
+    FROM_PYTHON_EVENTS,
+    call_sites,
+    nested_sites,
+    python_function_site,
+)
 from torchscan_tui.analysis.step_model import Steps, find_steps
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
@@ -197,6 +203,41 @@ def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
     )
 
 
+PYTHON_FUNCTION = "python_function"
+
+
+def categories_present(trace_events: list) -> set:
+    return set(map(_CATEGORY, trace_events))
+
+
+def _python_sites(
+    trace_events: list, args: list, threads: list[int], starts: list[int], ends: list[int]
+) -> list[str | None]:
+    """Each event's call site from Kineto's ``python_function`` events (traces recorded
+    with ``with_stack`` by torch 2.x): the innermost frame in the user's files around
+    it; a backward op's, its forward op's (analysis/sites.py). Empty when none is the
+    user's."""
+    frames = [e for e in trace_events if e.ph == "X" and e.cat == PYTHON_FUNCTION]
+    named = [python_function_site(name if type(name) is str else "") for name in map(_NAME, frames)]
+    if not any(named):
+        return []
+    frame_starts = nanoseconds(list(map(_TS, frames)))
+    frame_ends = list(map(add, frame_starts, nanoseconds(list(map(_DURATION, frames)))))
+    frame_threads = [t if type(t) is int else _thread(t) for t in map(_THREAD, frames)]
+    numbers = [-1 if a is None or type(a.sequence) is not int else a.sequence for a in args]
+    backward = [a is not None and a.forward_thread not in (0, None) for a in args]
+    count = len(args)
+    sites = nested_sites(
+        [None] * count + named,
+        threads + frame_threads,
+        starts + frame_starts,
+        ends + frame_ends,
+        numbers + [-1] * len(frames),
+        backward + [False] * len(frames),
+    )
+    return sites[:count]
+
+
 def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
     """The operator, annotation, runtime, kernel and memory events of decoded trace events.
 
@@ -254,6 +295,10 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
         waits = _device_waits(trace_events)
         sites = call_sites([None if a is None else a.call_stack for a in args])
+        sites_from = FROM_CALL_STACK if sites else None
+        if not sites and PYTHON_FUNCTION in categories_present(trace_events):
+            sites = _python_sites(trace_events, args, threads, starts, ends)
+            sites_from = FROM_PYTHON_EVENTS if sites else None
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a time, id or size that is not a number or is out "
@@ -280,6 +325,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         set_apart=dict(set_apart),
         device_waits=waits,
         sites=sites,
+        sites_from=sites_from,
     )
 
 
@@ -374,7 +420,7 @@ def report_from_trace(
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
             "call_sites": bool(events.sites),
-            **({"call_sites_from": FROM_CALL_STACK} if events.sites else {
+            **({"call_sites_from": events.sites_from or FROM_CALL_STACK} if events.sites else {
                 "call_sites_missing": "this trace has no call stacks: record it with "
                 "torch.profiler.profile(with_stack=True)"}),
             **device_context(aggregation, device_measured),
