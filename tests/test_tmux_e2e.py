@@ -165,3 +165,45 @@ def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, 
     while not done.exists() and time.monotonic() < deadline:
         time.sleep(0.1)
     assert done.read_text().strip() == "0"
+
+
+def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path):
+    """Issue 29, points 1, 4 and 5 on a live run of a training script: L's top line is
+    the MLP's line of the model (traced in the step after the window), enter opens it;
+    T's tree opens a block's forward with e."""
+    transformer = Path(__file__).resolve().parent.parent / "sample_workloads" / "transformer.py"
+    lines = transformer.read_text().splitlines()
+    mlp_line = next(n for n, line in enumerate(lines, 1) if "self.down(" in line)
+    block_forward = next(n for n, line in enumerate(lines, 1) if "x + self.attention(" in line) - 1
+    said = tmp_path / "editor-args.json"
+    editor = tmp_path / "editor.py"
+    editor.write_text(
+        "import json, sys, time\n"
+        f"open({str(said)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
+        "print('stand-in editor', flush=True); time.sleep(1)\n"
+    )
+    command = (
+        f"cd {tmp_path} && env -u COLUMNS -u LINES EDITOR='{sys.executable} {editor}' "
+        f"{sys.executable} -m torchscan_tui {WORKLOADS / 'train_transformer.py'}"
+    )
+    terminal.start(command)
+    terminal.wait_for(" done", timeout=120)  # both passes
+    terminal.wait_for("Details")  # the table has the keys
+    terminal.keys("L")
+    terminal.wait_for("Source lines")
+    terminal.keys("Enter")
+    terminal.wait_for("stand-in editor")
+    terminal.wait_for("Source lines")
+    assert json.loads(said.read_text()) == [f"+{mlp_line}", str(transformer)]
+    terminal.keys("Escape")
+    terminal.wait_until_gone("Source lines")
+    terminal.keys("T")
+    terminal.wait_for("CPU time by nn.Module")
+    terminal.keys("Down", "Down")  # the step, the model, its first block
+    terminal.wait_for(": Block:")  # the status line names the highlighted block
+    said.unlink()
+    terminal.keys("e")
+    terminal.wait_for("stand-in editor")
+    terminal.wait_for("CPU time by nn.Module")
+    assert json.loads(said.read_text()) == [f"+{block_forward}", str(transformer)]
+    terminal.keys("Escape", "q")

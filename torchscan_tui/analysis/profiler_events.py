@@ -76,6 +76,20 @@ def kept_event(event: RawEvent) -> bool:
 
 
 @dataclass
+class PythonFrames:
+    """A trace's Kineto ``python_function`` events (its Python frames and ``nn.Module``
+    forwards), and autograd's sequence number and backward flag of each of the columns'
+    events: what call sites and the module tree read (analysis/sites.py, modules.py)."""
+
+    names: list[str]
+    threads: list[int]
+    starts: list[int]
+    ends: list[int]
+    sequence_numbers: list[int]  # per column event
+    backward: list[bool]  # per column event
+
+
+@dataclass
 class EventColumns:
     """The events grouping keeps, as parallel lists in the events' order.
 
@@ -108,6 +122,7 @@ class EventColumns:
     # no stacks recorded.
     sites: list[str | None] = field(default_factory=list)
     sites_from: str | None = None  # what they were read from (analysis/sites.py)
+    python_frames: PythonFrames | None = None  # a trace's python_function events
 
     @cached_property
     def classes(self) -> list[str]:

@@ -68,6 +68,28 @@ class SiteRow(TypedDict):
     share: float | None  # of the row's CPU self time
 
 
+class ModuleNode(TypedDict):
+    """One module of the module tree (:mod:`.modules`), depth first."""
+
+    path: str  # its name after its parents', "/"-joined; "(step)" for the root
+    name: str
+    source: str | None  # its forward's site, "file(line): forward", where known
+    depth: int
+    calls: int | None  # its forward's calls in the ranged step
+    cpu_self_seconds: float
+    cpu_total_seconds: float
+    device_self_seconds: float | None
+    device_total_seconds: float | None
+    operators: dict[str, float]  # its own ops' CPU self seconds, largest first
+
+
+class ModulesBlock(TypedDict):
+    """The report's ``modules`` block: where the tree came from, and its nodes."""
+
+    source: str
+    nodes: list[ModuleNode]
+
+
 class LineRow(TypedDict):
     """One source line of the by-line view (:func:`.sites.by_line`)."""
 

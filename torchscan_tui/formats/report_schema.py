@@ -22,6 +22,7 @@ import msgspec
 from torchscan_tui.analysis.records import (
     KernelRow,
     MemoryBlock,
+    ModulesBlock,
     Note,
     Overview,
     Ranks,
@@ -174,6 +175,7 @@ class Blocks(TypedDict, total=False):
     run: RunStatus | None
     overview: Overview | None
     memory: MemoryBlock | None  # the allocator over the window (analysis/memory_timeline.py)
+    modules: ModulesBlock | None  # the nn.Module tree (analysis/modules.py)
     ranks: Ranks | None
 
 

@@ -34,6 +34,7 @@ class Facts:
     sites: bool = False  # the rows have call sites (a profile with stacks)
     sites_missing: str | None = None  # why they have none, where the profile says
     memory: bool = False  # the allocator's timeline (a profile with memory)
+    modules: bool = False  # the nn.Module tree (module ranges: a traced step, with_stack)
     log: bool = False  # a log to show (a run's output), or the log pane shown
 
 
@@ -89,6 +90,11 @@ NO_KERNELS = (
     "No kernels: this profile holds no device work (a CPU-only run, or the profiler "
     "could not see the device). The kernel view lists GPU kernels, memcpy and memset."
 )
+NO_MODULES = (
+    "No module tree: this profile has no nn.Module ranges. A live run takes them in the "
+    "step after its window (not with --no-stack, nor when the script ran its own profiler); "
+    "a trace needs torch.profiler.profile(with_stack=True)."
+)
 NO_RANKS = (
     "One rank: the rank view is for a torchrun job (--nproc-per-node) or a folder of "
     "one trace per rank."
@@ -128,6 +134,7 @@ RULES: dict[str, Rule] = {
     "ranks": _view_rule(lambda facts: facts.ranks, NO_RANKS, "R"),
     "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
     "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
+    "modules": _view_rule(lambda facts: facts.modules, NO_MODULES, "T"),
     "by_line": Rule(
         lambda facts: facts.sites,
         lambda facts: None if facts.running else _no_sites(facts),

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 GOTO_FLAG = frozenset({"code", "code-insiders", "codium", "cursor", "windsurf"})
 FILE_COLON_LINE = frozenset({"subl", "sublime_text", "zed", "hx", "helix", "micro"})
@@ -44,3 +46,30 @@ def find_source(file: str, roots: Sequence[str | os.PathLike[str]]) -> Path | No
         if candidate.is_file():
             return candidate.resolve()
     return None
+
+
+def open_in_editor(
+    app: Any, file: str | None, line: int | None, roots: Sequence[str]
+) -> str | None:
+    """Open ``file`` at ``line`` in the user's editor, the Textual ``app`` suspended
+    meanwhile; what went wrong, in one line, if anything."""
+    from textual.app import SuspendNotSupported
+
+    if file is None or line is None:
+        return "not a file and line"
+    editor = chosen_editor(os.environ)
+    if editor is None:
+        return "No editor: set $VISUAL or $EDITOR (export EDITOR=vim)"
+    path = find_source(file, roots)
+    if path is None:
+        return f"{file}: not found here (looked beside the profile and in {os.getcwd()})"
+    command = editor_command(editor, str(path), line)
+    try:
+        with app.suspend():
+            done = subprocess.run(command, check=False)
+    except SuspendNotSupported:
+        return "This terminal cannot hand itself to an editor (no suspend here)"
+    except OSError as exc:
+        return f"{command[0]}: {exc.strerror or exc}"
+    app.refresh()
+    return None if done.returncode == 0 else f"{command[0]} exited with status {done.returncode}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from torchscan_tui.analysis.records import KernelRow, MemoryBlock, Note, Overview
+from torchscan_tui.analysis.records import KernelRow, MemoryBlock, ModulesBlock, Note, Overview
 from torchscan_tui.common.line_tail import LineTail
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report_schema import (
@@ -88,6 +88,10 @@ class RunState:
     @property
     def memory(self) -> MemoryBlock | None:
         return self.head.get("memory")
+
+    @property
+    def modules(self) -> ModulesBlock | None:
+        return self.head.get("modules")
 
     @property
     def trace_path(self) -> str | None:

@@ -142,5 +142,6 @@ def facts_of(
         sites=bool(state.context.get("call_sites")),
         sites_missing=state.context.get("call_sites_missing"),
         memory=bool(state.memory and state.memory.get("devices")),
+        modules=bool(state.modules and len(state.modules.get("nodes") or ()) > 1),
         log=bool(state.log.lines) or log_shown,
     )

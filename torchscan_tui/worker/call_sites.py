@@ -11,18 +11,30 @@ see that step; its ops give each row the shares of its self time by call site
 (:func:`~torchscan_tui.analysis.sites.attach_step_sites`).
 
 The mode is thread-local: it traces the thread that takes the steps, where the window's
-rows come from too.
+rows come from too. The same step opens a range around each ``nn.Module``'s forward
+(global forward hooks, that step only), for the module tree (:mod:`~torchscan_tui.
+analysis.modules`).
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import threading
+from collections.abc import Callable
 from types import CodeType
-from typing import Any
+from typing import Any, NamedTuple
 
 from torchscan_tui.analysis.aggregate import aggregate_events
-from torchscan_tui.analysis.profiler_events import EventColumns, kept_event
+from torchscan_tui.analysis.modules import (
+    MODULE_MARK,
+    SOURCE_SEPARATOR,
+    module_calls,
+    module_label,
+    module_paths,
+    module_sources,
+)
+from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent, kept_event
 from torchscan_tui.analysis.sites import (
     SITE_MARK,
     SiteTable,
@@ -45,13 +57,19 @@ def _is_users(code: CodeType, known: dict[CodeType, bool]) -> bool:
     return users
 
 
-def _site_mode() -> Any:
-    """A ``TorchFunctionMode`` naming each call into torch by its call site."""
+def _ranged() -> Any:
+    """torch's cheapest named range (``_RecordFunctionFast``, else ``record_function``)."""
     import torch
-    from torch.overrides import TorchFunctionMode
 
     fast = getattr(getattr(torch._C, "_profiler", None), "_RecordFunctionFast", None)
-    ranged = fast if fast is not None else torch.autograd.profiler.record_function
+    return fast if fast is not None else torch.autograd.profiler.record_function
+
+
+def _site_mode() -> Any:
+    """A ``TorchFunctionMode`` naming each call into torch by its call site."""
+    from torch.overrides import TorchFunctionMode
+
+    ranged = _ranged()
     known: dict[CodeType, bool] = {}
     names: dict[tuple[CodeType, int], str] = {}
 
@@ -74,6 +92,79 @@ def _site_mode() -> Any:
     return CallSites()
 
 
+def _forward_site(module_class: type, known: dict[CodeType, bool]) -> str | None:
+    """A module class's forward as a site, when it is in the user's files."""
+    code = getattr(getattr(module_class, "forward", None), "__code__", None)
+    if not isinstance(code, CodeType) or not _is_users(code, known):
+        return None
+    return f"{os.path.normpath(code.co_filename)}({code.co_firstlineno}): {code.co_name}"
+
+
+def _module_hooks() -> Callable[[], None]:
+    """A range around every module's forward, named by its attribute in its parent and
+    its class (``qkv: Linear``; the outermost by its class), with its forward's site when
+    that is the user's; returns the undo."""
+    from torch.nn.modules import module as nn_module
+
+    ranged = _ranged()
+    local = threading.local()
+    labels: dict[tuple[int, int], str] = {}
+    known: dict[CodeType, bool] = {}
+
+    def label_of(parent: Any, module: Any) -> str:
+        key = (id(parent), id(module))
+        label = labels.get(key)
+        if label is None:
+            attribute = next(
+                (
+                    name
+                    for name, child in getattr(parent, "_modules", {}).items()
+                    if child is module
+                ),
+                None,
+            )
+            kind = type(module).__name__
+            label = f"{attribute}: {kind}" if attribute is not None else kind
+            where = _forward_site(type(module), known)
+            if where is not None:
+                label += SOURCE_SEPARATOR + where
+            labels[key] = label
+        return label
+
+    def before(module: Any, args: Any) -> None:
+        stack = local.__dict__.setdefault("stack", [])
+        parent = stack[-1][0] if stack else None
+        opened = ranged(MODULE_MARK + label_of(parent, module))
+        opened.__enter__()
+        stack.append((module, opened))
+
+    def after(module: Any, args: Any, output: Any) -> None:
+        stack = local.__dict__.get("stack") or []
+        if stack and stack[-1][0] is module:
+            stack.pop()[1].__exit__(None, None, None)
+
+    handles = [nn_module.register_module_forward_pre_hook(before)]
+    try:  # run even when the forward raises (torch >= 2.0)
+        handles.append(nn_module.register_module_forward_hook(after, always_call=True))
+    except TypeError:
+        handles.append(nn_module.register_module_forward_hook(after))
+
+    def undo() -> None:
+        for handle in handles:
+            handle.remove()
+
+    return undo
+
+
+class StepTables(NamedTuple):
+    """What the traced step gives the report: call sites and module ranges."""
+
+    sites: SiteTable
+    modules: SiteTable
+    module_calls: dict[str, int]
+    module_sources: dict[str, str]
+
+
 class SiteStep:
     """The traced step: started and ended by the step window (``worker/steps.py``) on
     the thread that steps, never inside a step's profiler range."""
@@ -81,6 +172,7 @@ class SiteStep:
     def __init__(self) -> None:
         self.profile: Any = None
         self._mode: Any = None
+        self._unhook: Callable[[], None] | None = None
         self.completed = False  # a whole step ran traced
         self.missing: str | None = None  # why there are no call sites, when there are none
 
@@ -92,6 +184,7 @@ class SiteStep:
             activities=[ProfilerActivity.CPU], record_shapes=True
         )
         self.profile.start()
+        self._unhook = _module_hooks()
         self._mode = _site_mode()
         self._mode.__enter__()
 
@@ -110,6 +203,9 @@ class SiteStep:
                 pass
 
     def _leave_mode(self) -> None:
+        if self._unhook is not None:
+            unhook, self._unhook = self._unhook, None
+            unhook()
         if self._mode is not None:
             mode, self._mode = self._mode, None
             try:
@@ -117,20 +213,38 @@ class SiteStep:
             except (AssertionError, RuntimeError, IndexError):  # the script pushed one of its own
                 self.missing = "the script changed torch's function modes during the traced step"
 
-    def table(self) -> SiteTable:
-        """(operator, shapes) -> self time by call site in the traced step."""
+    def tables(self) -> StepTables:
+        """(operator, shapes) -> self time by call site, and by module, in the traced
+        step; each module's calls and source."""
         if self.profile is None or not self.completed:
-            return {}
-        results = self.profile.profiler.kineto_results
+            return StepTables({}, {}, {}, {})
         from torchscan_tui.worker.profiling import extract_raw_events
 
+        results = self.profile.profiler.kineto_results
         events = list(results.events())
         raw = extract_raw_events(results, device_activity=False)
         numbers = [event.sequence_nr() for event in events]
         backward = [event.fwd_thread_id() > 0 for event in events]
-        sites = nested_sites(marked_sites(e.name for e in raw), [e.thread for e in raw],
-                           [e.start_ns for e in raw], [e.end_ns for e in raw],
-                           numbers, backward)  # fmt: skip
-        columns = EventColumns.from_events(raw)
-        columns.sites = [site for event, site in zip(raw, sites, strict=True) if kept_event(event)]
-        return site_table(aggregate_events(columns).groups)
+        threads = [event.thread for event in raw]
+        starts = [event.start_ns for event in raw]
+        ends = [event.end_ns for event in raw]
+        labels = [module_label(event.name) for event in raw]
+        paths = module_paths(labels, threads, starts, ends)
+
+        def by(ranges: list[str | None]) -> SiteTable:
+            sites = nested_sites(ranges, threads, starts, ends, numbers, backward)
+            return _grouped(raw, sites)
+
+        return StepTables(
+            by(marked_sites(event.name for event in raw)),
+            by(paths),
+            module_calls(paths),
+            module_sources(labels, paths),
+        )
+
+
+def _grouped(raw: list[RawEvent], sites: list[str | None]) -> SiteTable:
+    """Group the step's events (as the window's are) with each event's site."""
+    columns = EventColumns.from_events(raw)
+    columns.sites = [site for event, site in zip(raw, sites, strict=True) if kept_event(event)]
+    return site_table(aggregate_events(columns).groups)

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.aggregate import Aggregation, aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
+from torchscan_tui.analysis.modules import MODULES_FROM_STEP, module_tree
 from torchscan_tui.analysis.profiler_events import (
     EventColumns,
     RawEvent,
@@ -27,7 +28,7 @@ from torchscan_tui.analysis.profiler_events import (
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
 from torchscan_tui.analysis.records import MemoryBlock, Note
-from torchscan_tui.analysis.sites import STEP_AFTER_WINDOW, SiteTable, attach_step_sites
+from torchscan_tui.analysis.sites import STEP_AFTER_WINDOW, attach_step_sites
 from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_steps
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
@@ -37,7 +38,7 @@ from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
-from torchscan_tui.worker.call_sites import SiteStep
+from torchscan_tui.worker.call_sites import SiteStep, StepTables
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
@@ -269,7 +270,7 @@ def profile_workload(
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
-        sites = window.site_step.table() if window.site_step is not None else {}
+        traced = window.site_step.tables() if window.site_step is not None else None
         progress("aggregating")
         max_events = max_events_allowed()
         aggregation = aggregate_events(recorded.events[:max_events])
@@ -279,7 +280,12 @@ def profile_workload(
     report = _report(recorded, aggregation, notes, device, activities, row_limit,
                      window if windowed else None)  # fmt: skip
     report["context"]["flops_counted"] = window.with_flops  # a script's own profiler too
-    report["context"].update(_call_sites(report, sites, window if windowed else None, call_sites))
+    report["context"].update(_call_sites(report, traced, window if windowed else None, call_sites))
+    if traced is not None:
+        with gc_paused():
+            report["modules"] = module_tree(report["operators"], traced.modules,
+                                            traced.module_calls, MODULES_FROM_STEP,
+                                            traced.module_sources)  # fmt: skip
     report["context"]["device_peak"] = window.device_peak.figures()
     with gc_paused():
         report["memory"] = _memory(recorded)
@@ -302,11 +308,11 @@ def profile_workload(
 
 
 def _call_sites(
-    report: Report, table: SiteTable, window: StepWindow | None, asked: bool
+    report: Report, traced: StepTables | None, window: StepWindow | None, asked: bool
 ) -> Context:
     """Each row its call sites from the traced step, and what the context says of them:
     where they came from, or why there are none."""
-    given = attach_step_sites(report["operators"], table) if table else 0
+    given = attach_step_sites(report["operators"], traced.sites) if traced else 0
     if given:
         return {"call_sites": True, "call_sites_from": STEP_AFTER_WINDOW}
     if not asked:

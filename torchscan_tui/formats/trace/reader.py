@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from dataclasses import replace
 from decimal import Decimal
 from itertools import repeat
 from operator import add, attrgetter, sub
@@ -36,22 +37,32 @@ from torchscan_tui.analysis.activities import (
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
 from torchscan_tui.analysis.memory_timeline import StepSpan, memory_block
+from torchscan_tui.analysis.modules import (
+    KINETO_MODULE,
+    MODULES_FROM_TRACE,
+    module_calls,
+    module_label,
+    module_paths,
+    module_tree,
+)
 from torchscan_tui.analysis.profiler_events import (
     DEVICE_WAIT_ACTIVITY,
     FILTERED_NAMES,
     MEMORY_EVENT_NAME,
     DeviceWait,
     EventColumns,
+    PythonFrames,
     RawEvent,
 )
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
-from torchscan_tui.analysis.records import MemoryBlock
+from torchscan_tui.analysis.records import MemoryBlock, ModulesBlock
 from torchscan_tui.analysis.sites import (
     FROM_CALL_STACK,
     FROM_PYTHON_EVENTS,
     call_sites,
     nested_sites,
     python_function_site,
+    site_table,
 )
 from torchscan_tui.analysis.step_model import Steps, find_steps
 from torchscan_tui.analysis.summaries import summaries
@@ -210,32 +221,54 @@ def categories_present(trace_events: list) -> set:
     return set(map(_CATEGORY, trace_events))
 
 
-def _python_sites(
-    trace_events: list, args: list, threads: list[int], starts: list[int], ends: list[int]
-) -> list[str | None]:
-    """Each event's call site from Kineto's ``python_function`` events (traces recorded
-    with ``with_stack`` by torch 2.x): the innermost frame in the user's files around
-    it; a backward op's, its forward op's (analysis/sites.py). Empty when none is the
-    user's."""
+def _python_frames(trace_events: list, args: list) -> PythonFrames | None:
+    """Kineto's ``python_function`` events (traces recorded with ``with_stack`` by torch
+    2.x) and autograd's sequence numbers of the complete events (``args``, in order)."""
     frames = [e for e in trace_events if e.ph == "X" and e.cat == PYTHON_FUNCTION]
-    named = [python_function_site(name if type(name) is str else "") for name in map(_NAME, frames)]
-    if not any(named):
-        return []
-    frame_starts = nanoseconds(list(map(_TS, frames)))
-    frame_ends = list(map(add, frame_starts, nanoseconds(list(map(_DURATION, frames)))))
-    frame_threads = [t if type(t) is int else _thread(t) for t in map(_THREAD, frames)]
-    numbers = [-1 if a is None or type(a.sequence) is not int else a.sequence for a in args]
-    backward = [a is not None and a.forward_thread not in (0, None) for a in args]
-    count = len(args)
-    sites = nested_sites(
-        [None] * count + named,
-        threads + frame_threads,
-        starts + frame_starts,
-        ends + frame_ends,
-        numbers + [-1] * len(frames),
-        backward + [False] * len(frames),
+    if not frames:
+        return None
+    starts = nanoseconds(list(map(_TS, frames)))
+    return PythonFrames(
+        names=[name if type(name) is str else "" for name in map(_NAME, frames)],
+        threads=[t if type(t) is int else _thread(t) for t in map(_THREAD, frames)],
+        starts=starts,
+        ends=list(map(add, starts, nanoseconds(list(map(_DURATION, frames))))),
+        sequence_numbers=[
+            -1 if a is None or type(a.sequence) is not int else a.sequence for a in args
+        ],
+        backward=[a is not None and a.forward_thread not in (0, None) for a in args],
     )
-    return sites[:count]
+
+
+def _framed_sites(
+    frames: PythonFrames, ranges: list[str | None], columns: EventColumns
+) -> list[str | None]:
+    """Each complete event's innermost frame range of ``ranges`` (one per frame) around
+    it; a backward op's, its forward op's (analysis/sites.py)."""
+    count = len(columns.names)
+    return nested_sites(
+        [None] * count + ranges,
+        columns.threads + frames.threads,
+        columns.starts + frames.starts,
+        columns.ends + frames.ends,
+        frames.sequence_numbers + [-1] * len(ranges),
+        frames.backward + [False] * len(ranges),
+    )[:count]
+
+
+def _modules(events: EventColumns, rows: list) -> ModulesBlock | None:
+    """The module tree of a trace with Kineto's ``nn.Module`` events (analysis/modules.py)."""
+    frames = events.python_frames
+    if frames is None or not any(name.startswith(KINETO_MODULE) for name in frames.names):
+        return None
+    labels = [module_label(name) for name in frames.names]
+    paths = module_paths(labels, frames.threads, frames.starts, frames.ends)
+    modules = replace(events, sites=_framed_sites(frames, paths, events))
+    groups = aggregate_events(modules).groups
+    for group in groups:  # keyed as the rows are
+        group.input_shapes = _decoded_shapes(group.input_shapes)
+    table = site_table(groups)
+    return module_tree(rows, table, module_calls(paths), MODULES_FROM_TRACE)
 
 
 def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
@@ -296,16 +329,18 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         waits = _device_waits(trace_events)
         sites = call_sites([None if a is None else a.call_stack for a in args])
         sites_from = FROM_CALL_STACK if sites else None
-        if not sites and PYTHON_FUNCTION in categories_present(trace_events):
-            sites = _python_sites(trace_events, args, threads, starts, ends)
-            sites_from = FROM_PYTHON_EVENTS if sites else None
+        frames = (
+            _python_frames(trace_events, args)
+            if PYTHON_FUNCTION in categories_present(trace_events)
+            else None
+        )
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a time, id or size that is not a number or is out "
             f"of range ({exc}): the trace is damaged"
         ) from None
     shared: dict[bytes, bytes] = {}
-    return EventColumns(
+    columns = EventColumns(
         names=names,
         devices=["CUDA" if device else "CPU" for device in on_device],
         asynchronous=[False] * len(names),
@@ -326,7 +361,14 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         device_waits=waits,
         sites=sites,
         sites_from=sites_from,
+        python_frames=frames,
     )
+    if not sites and frames is not None:
+        ranges = [python_function_site(name) for name in frames.names]
+        if any(ranges):
+            columns.sites = _framed_sites(frames, ranges, columns)
+            columns.sites_from = FROM_PYTHON_EVENTS
+    return columns
 
 
 def _memory(trace_events: list, events: EventColumns, steps: Steps) -> MemoryBlock | None:
@@ -432,6 +474,7 @@ def report_from_trace(
         kernels=kernels,
         overview=summaries(events, steps, kernels, rows),
         memory=_memory(trace.events, events, steps),
+        modules=_modules(events, rows),
         diagnostics=notes,
         trace_path=os.path.abspath(source),
         workload={"script": None, "host_name": trace.host_name},

@@ -8,20 +8,18 @@ Every name is outside text: shown literally.
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections.abc import Iterable, Sequence
 
 from rich.text import Text
 from textual import on
-from textual.app import ComposeResult, SuspendNotSupported, SystemCommand
+from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from torchscan_tui.analysis.records import LineRow
 from torchscan_tui.common.formatting import format_seconds
-from torchscan_tui.ui.editor import chosen_editor, editor_command, find_source
+from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import binding_commands
@@ -106,28 +104,8 @@ class ByLineScreen(Screen[None]):
 
     def open_in_editor(self, line: LineRow) -> str | None:
         """Open ``line`` in the user's editor; what went wrong, in one line, if anything."""
-        if line["file"] is None or line["line"] is None:
-            return f"{line['site']}: not a file and line"
-        editor = chosen_editor(os.environ)
-        if editor is None:
-            return "No editor: set $VISUAL or $EDITOR (export EDITOR=vim)"
-        path = find_source(line["file"], self.roots)
-        if path is None:
-            return (
-                f"{line['file']}: not found here (looked beside the profile and in {os.getcwd()})"
-            )
-        command = editor_command(editor, str(path), line["line"])
-        try:
-            with self.app.suspend():
-                done = subprocess.run(command, check=False)
-        except SuspendNotSupported:
-            return "This terminal cannot hand itself to an editor (no suspend here)"
-        except OSError as exc:
-            return f"{command[0]}: {exc.strerror or exc}"
-        self.refresh()
-        return (
-            None if done.returncode == 0 else f"{command[0]} exited with status {done.returncode}"
-        )
+        said = open_in_editor(self.app, line["file"], line["line"], self.roots)
+        return f"{line['site']}: {said}" if said == "not a file and line" else said
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         return binding_commands(self)

@@ -84,6 +84,7 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         Binding("o", "overview", "Steps", tooltip="Step overview: where each step's time went"),
         Binding("L", "by_line", "Lines", tooltip="Self time by source line (call stacks)"),
         Binding("M", "memory", "Memory", tooltip="The allocator: its curve, peak, what it held"),
+        Binding("T", "modules", "Modules", tooltip="The nn.Module tree: time per module"),
         Binding("R", "ranks", "Ranks", tooltip="Pick a rank's rows, or the cross-rank view"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace (Perfetto)"),

@@ -83,6 +83,20 @@ class ProfileViews(ProfileBase):
         total = self.state.context.get("cpu_self_seconds_sum")
         self.app.push_screen(ByLineScreen(by_line(rows), total, [*roots, os.getcwd()]))
 
+    def action_modules(self) -> None:
+        """T: the nn.Module tree, each module's time, calls and operators."""
+        from torchscan_tui.ui.screens.module_screen import ModuleScreen
+
+        modules = self.state.modules
+        if not modules:
+            return
+        steps = (self.state.context.get("steps") or {}).get("profiled")
+        over = f"over the window's {steps} step(s)" if steps else "over the whole profile"
+        title = f"CPU time by nn.Module, its own and with its children's, {over}"
+        trace = self.state.trace_path
+        roots = [os.path.dirname(trace)] if trace else []
+        self.app.push_screen(ModuleScreen(modules, title, [*roots, os.getcwd()]))
+
     def action_ranks(self) -> None:
         """R: choose whose rows the table shows: one rank's, or the cross-rank view."""
         from torchscan_tui.analysis.ranks import straggler_lines
