@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from torchscan_tui.analysis.sites import by_line, call_sites, parse_site, user_frame
+from torchscan_tui.analysis.sites import (
+    by_line,
+    call_sites,
+    parse_site,
+    site_rows,
+    split_stack,
+    user_frame,
+)
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.editor import editor_command, find_source
 
@@ -28,8 +35,16 @@ def test_a_call_site_is_the_innermost_frame_in_the_users_files():
     )
     assert user_frame(TORCH) is None  # only torch's frames: no site
     assert call_sites([None, "", None]) == []  # no stacks at all: no column
-    assert call_sites([stack, None, stack]) == ["train.py(46): <module>", None,
-                                                "train.py(46): <module>"]  # fmt: skip
+    # grouping keeps the stacks (a site's frames are shown from them), the site read later
+    assert call_sites([stack, None, TORCH]) == [stack, None, None]
+    assert split_stack(stack) == ([TORCH, "/usr/lib/python3.11/runpy.py(88): _run_code"],
+                                  "train.py(46): <module>", [])  # fmt: skip
+    nested = f"{TORCH};/home/u/proj/model.py(12): forward;{TORCH};train.py(46): <module>"
+    assert split_stack(nested) == ([TORCH], "/home/u/proj/model.py(12): forward",
+                                   ["train.py(46): <module>"])  # fmt: skip
+    assert site_rows({stack: 3, "train.py(46): <module>": 1}, 8) == [
+        {"site": "train.py(46): <module>", "cpu_self_seconds": 4e-9, "share": 0.5, "stack": stack}
+    ]
     assert parse_site("train.py(46): <module>") == ("train.py", 46, "<module>")
     assert parse_site("<built-in method foo>") is None
 

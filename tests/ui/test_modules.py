@@ -25,6 +25,7 @@ from torchscan_tui.analysis.modules import (
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.module_screen import ModuleScreen
+from torchscan_tui.ui.widgets.detail_pane import DetailPane
 
 TRANSFORMER = SAMPLES / "transformer.py"
 
@@ -176,3 +177,27 @@ async def test_t_on_a_profile_without_modules_says_how_to_get_them(until):
         await pilot.pause()
         assert not isinstance(app.screen, ModuleScreen)
         assert any("No module tree" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.slow
+async def test_the_detail_pane_shows_a_sites_frames_and_f_unfolds_torchs(live, tmp_path, until):
+    """Point 2: a row's call site with the user's frames outside it (the block's forward,
+    the training loop's line); torch's frames inside it folded, F shows them."""
+    saved = tmp_path / "live.json"
+    saved.write_text(json.dumps(live))
+    report, source = open_profile(saved)
+    app = create_app(report=report, report_path=source, show_clock=False)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: bool(app.main_screen.view.rows))
+        await pilot.press("slash", *"addmm 512x128", "enter", "enter")  # MLP's up: Linear
+        await until(pilot, lambda: app.query_one(DetailPane).display)
+        detail = str(app.query_one("#detail-body").render())
+        mlp = _def_line("self.down(") + 1
+        assert f"called from       {TRANSFORMER}({mlp}): forward" in detail
+        block = _def_line("x + self.mlp(") + 2
+        assert f"← transformer.py({block}): forward ← train_transformer.py(" in detail
+        assert "folded: F shows them" in detail and "inside:" not in detail
+        await pilot.press("F")
+        await pilot.pause()
+        detail = str(app.query_one("#detail-body").render())
+        assert "inside: linear.py(" in detail and "folded" not in detail

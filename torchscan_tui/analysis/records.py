@@ -59,13 +59,17 @@ class CrossRank(TypedDict):
     seconds: dict[str, float]  # by rank, as text (JSON keys)
 
 
-class SiteRow(TypedDict):
-    """One call site of a row (:mod:`.sites`): the innermost frame in the user's files
-    and the row's CPU self time spent from there."""
-
+class _SiteRowRequired(TypedDict):
     site: str  # "train.py(54): <module>"
     cpu_self_seconds: float
     share: float | None  # of the row's CPU self time
+
+
+class SiteRow(_SiteRowRequired, total=False):
+    """One call site of a row (:mod:`.sites`): the innermost frame in the user's files
+    and the row's CPU self time spent from there."""
+
+    stack: str  # the Python stack of its largest part, innermost first, ";"-joined
 
 
 class ModuleNode(TypedDict):

@@ -85,22 +85,36 @@ def user_frame(stack: str) -> str | None:
 
 
 def call_sites(stacks: Sequence[object]) -> list[str | None]:
-    """Each event's call site from its stack (None: no stack, or none of the user's);
-    an empty list when no event has a stack, so grouping skips the column. Stacks repeat
-    (a loop's ops share theirs): each distinct one is read once."""
+    """Each event's stack where it has a call site of the user's (None: no stack, or none
+    of the user's frames); an empty list when no event has a stack, so grouping skips the
+    column. Stacks repeat (a loop's ops share theirs): each distinct one is read once.
+    Grouping sums self time by stack; :func:`site_rows` folds them into sites."""
     if not any(stacks):
         return []
-    found: dict[str, str | None] = {}
-    sites: list[str | None] = []
+    found: dict[str, bool] = {}
+    kept: list[str | None] = []
     for stack in stacks:
         if not isinstance(stack, str) or not stack:
-            sites.append(None)
+            kept.append(None)
             continue
-        site = found.get(stack, "")
-        if site == "":
-            site = found[stack] = user_frame(stack)
-        sites.append(site)
-    return sites
+        users = found.get(stack)
+        if users is None:
+            users = found[stack] = user_frame(stack) is not None
+        kept.append(stack if users else None)
+    return kept
+
+
+def split_stack(stack: str) -> tuple[list[str], str | None, list[str]]:
+    """``(inner, site, outer)``: the library's frames inside the call site (torch's,
+    innermost first), the site, and the user's frames outside it (innermost first)."""
+    frames = [frame.strip() for frame in stack.split(";") if frame.strip()]
+    for index, frame in enumerate(frames):
+        if SITE.match(frame) and not _NOT_THE_USERS.search(frame):
+            outer = [
+                f for f in frames[index + 1 :] if SITE.match(f) and not _NOT_THE_USERS.search(f)
+            ]
+            return frames[:index], frame, outer
+    return frames, None, []
 
 
 def parse_site(site: str) -> tuple[str, int, str] | None:
@@ -112,20 +126,34 @@ def parse_site(site: str) -> tuple[str, int, str] | None:
 
 
 def site_rows(self_ns: Mapping[str, int], row_self_ns: int) -> list[SiteRow]:
-    """A row's sites, largest first, each with its CPU self time and its share of the
-    row's; past :data:`MAX_SITES`, the rest as one ``(other sites)``."""
-    ordered = sorted(self_ns.items(), key=lambda item: -item[1])
+    """A row's sites from its self time by stack (or by site: a one-frame stack), largest
+    first, each with its CPU self time, its share of the row's and the stack of its
+    largest part; past :data:`MAX_SITES`, the rest as one ``(other sites)``."""
+    by_site: dict[str, int] = {}
+    largest: dict[str, tuple[int, str]] = {}
+    for stack, ns in self_ns.items():
+        site = user_frame(stack) or stack
+        by_site[site] = by_site.get(site, 0) + ns
+        if ns > largest.get(site, (-1, ""))[0]:
+            largest[site] = (ns, stack)
+    ordered = sorted(by_site.items(), key=lambda item: -item[1])
     kept, rest = ordered[:MAX_SITES], ordered[MAX_SITES:]
-    if rest:
-        kept.append(("(other sites)", sum(ns for _, ns in rest)))
-    return [
-        {
+    rows: list[SiteRow] = []
+    for site, ns in kept:
+        row: SiteRow = {
             "site": site,
             "cpu_self_seconds": ns / 1e9,
             "share": ns / row_self_ns if row_self_ns > 0 else None,
         }
-        for site, ns in kept
-    ]
+        stack = largest[site][1]
+        if stack != site:
+            row["stack"] = stack
+        rows.append(row)
+    if rest:
+        ns = sum(ns for _, ns in rest)
+        rows.append({"site": "(other sites)", "cpu_self_seconds": ns / 1e9,
+                     "share": ns / row_self_ns if row_self_ns > 0 else None})  # fmt: skip
+    return rows
 
 
 def by_line(rows: Iterable[Mapping[str, Any]]) -> list[LineRow]:

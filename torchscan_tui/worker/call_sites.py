@@ -22,7 +22,7 @@ import os
 import sys
 import threading
 from collections.abc import Callable
-from types import CodeType
+from types import CodeType, FrameType
 from typing import Any, NamedTuple
 
 from torchscan_tui.analysis.aggregate import aggregate_events
@@ -65,27 +65,52 @@ def _ranged() -> Any:
     return fast if fast is not None else torch.autograd.profiler.record_function
 
 
+def _frame_name(code: CodeType, line: int) -> str:
+    """``/…/model.py(12): forward``, as torch's ``Call stack`` names a frame (sys.path's
+    ``a/../b`` as ``b``)."""
+    return f"{os.path.normpath(code.co_filename)}({line}): {code.co_name}"
+
+
+def _stack_key(
+    frame: FrameType | None, known: dict[CodeType, bool]
+) -> tuple[tuple[CodeType, int], ...] | None:
+    """The stack of a call into torch, innermost first: the library's frames inside the
+    user's innermost one, that one, and the user's frames outside it (the library's
+    between them and ours at the bottom left out). None when no frame is the user's."""
+    inner: list[tuple[CodeType, int]] = []
+    while frame is not None and not _is_users(frame.f_code, known):
+        if frame.f_code.co_filename.startswith(_OURS):
+            return None  # our own call (a marker), under no frame of the user's
+        inner.append((frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    if frame is None:
+        return None
+    stack = [*inner, (frame.f_code, frame.f_lineno)]
+    frame = frame.f_back
+    while frame is not None and not frame.f_code.co_filename.startswith(_OURS):
+        if _is_users(frame.f_code, known):
+            stack.append((frame.f_code, frame.f_lineno))
+        frame = frame.f_back
+    return tuple(stack)
+
+
 def _site_mode() -> Any:
     """A ``TorchFunctionMode`` naming each call into torch by its call site."""
     from torch.overrides import TorchFunctionMode
 
     ranged = _ranged()
     known: dict[CodeType, bool] = {}
-    names: dict[tuple[CodeType, int], str] = {}
+    names: dict[tuple[tuple[CodeType, int], ...], str] = {}
 
     class CallSites(TorchFunctionMode):
         def __torch_function__(self, func, types, args=(), kwargs=None):
             kwargs = kwargs or {}
-            frame = sys._getframe(1)
-            while frame is not None and not _is_users(frame.f_code, known):
-                frame = frame.f_back
-            if frame is None:  # torch called by torch or by us: no site of the user's
+            key = _stack_key(sys._getframe(1), known)
+            if key is None:  # torch called by torch or by us: no site of the user's
                 return func(*args, **kwargs)
-            code, line = frame.f_code, frame.f_lineno
-            name = names.get((code, line))
+            name = names.get(key)
             if name is None:
-                filename = os.path.normpath(code.co_filename)  # sys.path's "a/../b" as "b"
-                name = names[(code, line)] = f"{SITE_MARK}{filename}({line}): {code.co_name}"
+                name = names[key] = SITE_MARK + ";".join(_frame_name(*frame) for frame in key)
             with ranged(name):  # the mode is off inside: nested calls are not wrapped
                 return func(*args, **kwargs)
 

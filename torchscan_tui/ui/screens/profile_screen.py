@@ -58,6 +58,7 @@ WARM_UP_INTERVAL = 0.05
 HELP_NOTES = [
     ("↑ ↓ j, pgup pgdn, home end", "move"),
     ("enter", "show or hide the detail pane for the highlighted row"),
+    ("F", "in the detail pane, show or fold torch's frames above each call site"),
     ("/ words", "filter: words, -word, a|b, *norm*, [8, 64], 8x64, [*, 64], kind:runtime"),
     ("ctrl+p", "command palette: every action by name"),
     ("mouse", "click a row to highlight it, double-click to open it, click a title to sort"),
@@ -85,6 +86,13 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         Binding("L", "by_line", "Lines", tooltip="Self time by source line (call stacks)"),
         Binding("M", "memory", "Memory", tooltip="The allocator: its curve, peak, what it held"),
         Binding("T", "modules", "Modules", tooltip="The nn.Module tree: time per module"),
+        Binding(
+            "F",
+            "library_frames",
+            "Frames",
+            show=False,
+            tooltip="Show or fold torch's frames in the detail pane's call sites",
+        ),  # fmt: skip
         Binding("R", "ranks", "Ranks", tooltip="Pick a rank's rows, or the cross-rank view"),
         Binding("e", "export_rows", "Export", tooltip="Export selected rows"),
         Binding("t", "export_trace", "Trace", tooltip="Export the Chrome trace (Perfetto)"),
@@ -108,6 +116,7 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         self.show_clock = show_clock
         self._tick = 0
         self._run_worker: Worker | None = None
+        self.library_frames = False  # F: the detail pane's call sites with torch's frames
 
     # Layout -------------------------------------------------------------------------
 
@@ -275,7 +284,13 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         pane = self.query_one(DetailPane)
         if pane.display:
             row = self.table.highlighted_row
-            pane.detail = Detail(row, self.state.diagnostics, self.state.context)
+            pane.detail = Detail(row, self.state.diagnostics, self.state.context,
+                                 self.library_frames)  # fmt: skip
+
+    def action_library_frames(self) -> None:
+        """F: the detail pane's call sites with torch's and the library's frames, or not."""
+        self.library_frames = not self.library_frames
+        self._render_detail()
 
     @on(OperatorTable.Highlighted)
     def _highlighted(self) -> None:

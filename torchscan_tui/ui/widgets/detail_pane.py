@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
@@ -12,6 +13,7 @@ from textual.widgets import Static
 
 from torchscan_tui.analysis.fields import FIELDS
 from torchscan_tui.analysis.records import Note
+from torchscan_tui.analysis.sites import parse_site, split_stack
 from torchscan_tui.analysis.step_summary import spread_text
 from torchscan_tui.common.formatting import (
     format_count,
@@ -68,6 +70,7 @@ class Detail(NamedTuple):
     row: Mapping[str, Any] | None
     notes: Sequence[Note]
     context: Context
+    library_frames: bool = False  # call sites with torch's frames unfolded (F)
 
 
 class DetailPane(VerticalScroll):
@@ -83,7 +86,11 @@ class DetailPane(VerticalScroll):
             self._paint(*detail)
 
     def _paint(
-        self, row: Mapping[str, Any] | None, report_diagnostics: Sequence[Note], context: Context
+        self,
+        row: Mapping[str, Any] | None,
+        report_diagnostics: Sequence[Note],
+        context: Context,
+        library_frames: bool = False,
     ) -> None:
         body = self.query_one("#detail-body", Static)
         if row is None:
@@ -133,7 +140,7 @@ class DetailPane(VerticalScroll):
         if callers:
             listed = ", ".join(f"{neutralise_controls(k)} ×{v}" for k, v in callers.items())
             table.add_row("called under", listed)
-        _call_sites(table, row.get("sites") or [])
+        _call_sites(table, row.get("sites") or [], library_frames)
         table.add_row("ranked by", str(context.get("ranked_by", "—")))
         notes = list(row.get("diagnostics") or [])
         codes = {note.get("code") for note in notes}
@@ -175,9 +182,17 @@ def _inclusive_figures(table: Any, row: Mapping[str, Any], flops_counted: bool) 
 SHOWN_SITES = 5
 
 
-def _call_sites(table: Any, sites: Sequence[Mapping[str, Any]]) -> None:
+def _short(frame: str) -> str:
+    """``model.py(12): forward`` for ``/home/u/proj/model.py(12): forward``."""
+    parsed = parse_site(frame)
+    return f"{os.path.basename(parsed[0])}({parsed[1]}): {parsed[2]}" if parsed else frame
+
+
+def _call_sites(table: Any, sites: Sequence[Mapping[str, Any]], library_frames: bool) -> None:
     """Where the row was called from (a profile with stacks): each site's CPU self time
-    and share of the row's, largest first; L shows them by line over every row."""
+    and share of the row's, largest first, with the user's frames around it; torch's
+    frames inside it folded (F unfolds them); L shows them by line over every row."""
+    folded = 0
     for index, site in enumerate(sites[:SHOWN_SITES]):
         share = site.get("share")
         said = (
@@ -186,5 +201,16 @@ def _call_sites(table: Any, sites: Sequence[Mapping[str, Any]]) -> None:
         if share is not None:
             said += f" ({share:.0%})"
         table.add_row("called from" if index == 0 else "", said)
+        inner, _, outer = split_stack(str(site.get("stack") or ""))
+        if outer:
+            chain = " ← ".join(_short(frame) for frame in outer)
+            table.add_row("", neutralise_controls(f"  ← {chain}"))
+        if inner and library_frames:
+            chain = " ← ".join(_short(frame) for frame in inner)
+            table.add_row("", neutralise_controls(f"  inside: {chain}"))
+        folded += len(inner) if not library_frames else 0
     if len(sites) > SHOWN_SITES:
         table.add_row("", f"(+{len(sites) - SHOWN_SITES} more sites: L shows every line)")
+    if folded:
+        table.add_row("", Text(f"({folded} frames of torch's and the library's folded: F shows "
+                               "them)", style="dim"))  # fmt: skip
