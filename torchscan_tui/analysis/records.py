@@ -11,7 +11,7 @@ they are. Every name a row's ``kind`` may take is :data:`RowKind`; the filter's
 
 from __future__ import annotations
 
-from typing import Literal, TypedDict, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 # An input shape: a tensor's dims, a scalar's [], a TensorList's list of dims (2 deep),
 # and one level more for safety. Deeper nesting is no shape a profiler writes.
@@ -254,8 +254,32 @@ class DeviceMemory(TypedDict):
     held_known: bool  # False: the allocations carry no pointers (a trace before 2022)
 
 
-class MemoryBlock(TypedDict):
+class CategoryMemory(TypedDict):
+    """One device's memory by category over a step (:mod:`.memory_categories`)."""
+
+    device: str
+    categories: list[str]  # the order of every list of bytes below
+    peak_bytes: int  # every category's bytes together, at their highest in the step
+    peak_seconds: float  # when, from the step's first record
+    at_peak: list[int]  # each category's bytes then
+    largest: list[int]  # each category's highest in the step
+    timeline: list[list[Any]]  # [seconds, [bytes by category]], thinned, the peak kept
+
+
+class MemoryCategories(TypedDict, total=False):
+    """Memory by category, as torch's memory profiler classifies it, or why there is none."""
+
+    source: str
+    devices: list[CategoryMemory]
+    missing: str
+
+
+class _MemoryBlockRequired(TypedDict):
     devices: list[DeviceMemory]
+
+
+class MemoryBlock(_MemoryBlockRequired, total=False):
+    categories: MemoryCategories
 
 
 class Overview(TypedDict, total=False):

@@ -148,6 +148,7 @@ class Context(TypedDict, total=False):
     call_sites: bool  # the rows carry their call sites (analysis/sites.py)
     call_sites_from: str  # where they came from: a traced step, a trace's Call stack
     call_sites_missing: str  # why the rows have none
+    call_sites_step_seconds: float | None  # the traced step's wall time, tracing and all
     device_peak: DevicePeakFigures
     device_kind: str | None
     device_seconds_total: float | None

@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable
 from types import CodeType, FrameType
 from typing import Any, NamedTuple
@@ -35,6 +36,7 @@ from torchscan_tui.analysis.modules import (
     module_sources,
 )
 from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent, kept_event
+from torchscan_tui.analysis.records import MemoryCategories
 from torchscan_tui.analysis.sites import (
     SITE_MARK,
     SiteTable,
@@ -43,6 +45,7 @@ from torchscan_tui.analysis.sites import (
     site_table,
     users_file,
 )
+from torchscan_tui.worker.memory_categories import memory_categories
 
 _OURS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # torchscan_tui/
 
@@ -188,6 +191,7 @@ class StepTables(NamedTuple):
     modules: SiteTable
     module_calls: dict[str, int]
     module_sources: dict[str, str]
+    memory_categories: MemoryCategories | None
 
 
 class SiteStep:
@@ -199,22 +203,31 @@ class SiteStep:
         self._mode: Any = None
         self._unhook: Callable[[], None] | None = None
         self.completed = False  # a whole step ran traced
+        self.seconds: float | None = None  # its wall time, tracing and all
+        self._began = 0.0
         self.missing: str | None = None  # why there are no call sites, when there are none
 
     def begin(self) -> None:
         """A CPU profile of its own, and the mode on this thread."""
         from torch.profiler import ProfilerActivity, profile
 
+        # Memory and stacks for torch's memory profiler (worker/memory_categories.py):
+        # this step's times are never the rows'.
         self.profile = getattr(profile, "adopted_from", profile)(
-            activities=[ProfilerActivity.CPU], record_shapes=True
+            activities=[ProfilerActivity.CPU],
+            record_shapes=True,
+            profile_memory=True,
+            with_stack=True,
         )
         self.profile.start()
         self._unhook = _module_hooks()
         self._mode = _site_mode()
         self._mode.__enter__()
+        self._began = time.perf_counter()
 
     def end_step(self) -> None:
         """The traced step is over: the mode off (the profile stops outside the step)."""
+        self.seconds = time.perf_counter() - self._began
         self._leave_mode()
         self.completed = True
 
@@ -242,12 +255,14 @@ class SiteStep:
         """(operator, shapes) -> self time by call site, and by module, in the traced
         step; each module's calls and source."""
         if self.profile is None or not self.completed:
-            return StepTables({}, {}, {}, {})
+            return StepTables({}, {}, {}, {}, None)
         from torchscan_tui.worker.profiling import extract_raw_events
 
         results = self.profile.profiler.kineto_results
-        events = list(results.events())
-        raw = extract_raw_events(results, device_activity=False)
+        # The Python tracer's own events are not ops (and their names, started
+        # mid-script, were not always UTF-8): left out before a name is read.
+        events = [event for event in results.events() if not event.is_python_function()]
+        raw = extract_raw_events(_Events(events), device_activity=False)
         numbers = [event.sequence_nr() for event in events]
         backward = [event.fwd_thread_id() > 0 for event in events]
         threads = [event.thread for event in raw]
@@ -265,7 +280,17 @@ class SiteStep:
             by(paths),
             module_calls(paths),
             module_sources(labels, paths),
+            memory_categories(results),
         )
+
+
+class _Events(NamedTuple):
+    """Kineto results holding only ``events`` (what :func:`extract_raw_events` reads)."""
+
+    kept: list
+
+    def events(self) -> list:
+        return self.kept
 
 
 def _grouped(raw: list[RawEvent], sites: list[str | None]) -> SiteTable:

@@ -289,6 +289,13 @@ def profile_workload(
     report["context"]["device_peak"] = window.device_peak.figures()
     with gc_paused():
         report["memory"] = _memory(recorded)
+    if report["memory"] is not None:
+        report["memory"]["categories"] = (
+            traced.memory_categories
+            if traced is not None and traced.memory_categories is not None
+            else {"missing": report["context"].get("call_sites_missing")
+                  or "no step after the window was traced"}
+        )  # fmt: skip
     if on_rows is not None:
         on_rows(report)
     if trace_path is not None:
@@ -314,7 +321,9 @@ def _call_sites(
     where they came from, or why there are none."""
     given = attach_step_sites(report["operators"], traced.sites) if traced else 0
     if given:
-        return {"call_sites": True, "call_sites_from": STEP_AFTER_WINDOW}
+        assert window is not None and window.site_step is not None
+        return {"call_sites": True, "call_sites_from": STEP_AFTER_WINDOW,
+                "call_sites_step_seconds": window.site_step.seconds}  # fmt: skip
     if not asked:
         why = "--no-stack was given"
     elif window is None:

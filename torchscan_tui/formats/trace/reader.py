@@ -381,7 +381,16 @@ def _memory(trace_events: list, events: EventColumns, steps: Steps) -> MemoryBlo
     )
     spans = [StepSpan(step.name, step.start_ns, step.end_ns) for step in steps.steps]
     origin = min([*events.starts, *(r.start_ns for r in instants)])
-    return memory_block(allocations, spans, origin, paired)
+    block = memory_block(allocations, spans, origin, paired)
+    if block is not None:
+        block["categories"] = {"missing": TRACE_HAS_NO_CATEGORIES}
+    return block
+
+
+TRACE_HAS_NO_CATEGORIES = (
+    "a trace file: torch's memory profiler classifies the tensors of a live profile "
+    "(its data flow), not of a trace; a live run of the script shows them"
+)
 
 
 def _decoded_shapes(shapes: object) -> list:

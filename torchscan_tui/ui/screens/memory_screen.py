@@ -103,6 +103,76 @@ def draw_device(device: Mapping[str, Any], width: int, palette: Palette = ANSI) 
     )  # fmt: skip
 
 
+CATEGORY_CHART_ROWS = 6
+# torch's export_memory_timeline colours, in its categories' order (parameter, optimizer
+# state, input, temporary, activation, gradient, autograd detail, unknown): hues of
+# their own, as the step overview's, each also named in the table beside.
+CATEGORY_COLOURS = ("green", "yellow", "white", "magenta", "red", "blue", "cyan", "bright_black")
+
+
+def stacked_chart(device: Mapping[str, Any], width: int) -> list[Text]:
+    """The step's memory, each category a stacked band (bottom up in the categories'
+    order), ``width`` cells over its time, each cell the point nearest its start."""
+    timeline = device.get("timeline") or []
+    if not timeline or width <= 0:
+        return []
+    end = timeline[-1][0] or 1e-12
+    high = max(sum(sizes) for _, sizes in timeline) or 1
+    columns: list[list[int]] = []
+    index = 0
+    for cell in range(width):
+        at = cell / max(width - 1, 1) * end
+        while index + 1 < len(timeline) and timeline[index + 1][0] <= at:
+            index += 1
+        columns.append(list(timeline[index][1]))
+    rows = []
+    colours = CATEGORY_COLOURS
+    for row in range(CATEGORY_CHART_ROWS, 0, -1):  # top row first
+        level = (row - 0.5) / CATEGORY_CHART_ROWS * high
+        text = Text()
+        for sizes in columns:
+            running, shown = 0, None
+            for category, size in enumerate(sizes):
+                running += size
+                if running >= level:
+                    shown = category
+                    break
+            if shown is None:
+                text.append(" ")
+            else:
+                text.append("█", style=colours[shown % len(colours)])
+        rows.append(text)
+    return rows
+
+
+def draw_categories(categories: Mapping[str, Any], width: int) -> RenderableType:
+    """Memory by category in the traced step: the stacked curve and a table."""
+    if categories.get("missing"):
+        return Text(f"By category: none ({categories['missing']}).", style="dim")
+    parts: list[RenderableType] = []
+    for device in categories.get("devices") or []:
+        heading = Text()
+        heading.append(f"{device['device']} by category", style="bold")
+        heading.append(f"  {categories.get('source', '')}", style="dim")
+        parts += [heading, *stacked_chart(device, max(width - CURVE_RESERVE, 10))]
+        end = device["timeline"][-1][0] if device["timeline"] else 0.0
+        parts.append(Text(f"0 s{' ' * max(width - CURVE_RESERVE - 12, 1)}{end:.3f} s", style="dim"))
+        table = Table(show_edge=False, pad_edge=False)
+        table.add_column("category")
+        table.add_column("at the step's peak", justify="right")
+        table.add_column("highest in the step", justify="right")
+        colours = CATEGORY_COLOURS
+        for index, name in enumerate(device["categories"]):
+            table.add_row(
+                Text("█ ", style=colours[index % len(colours)]) + Text(name),
+                format_bytes(device["at_peak"][index]),
+                format_bytes(device["largest"][index]),
+            )
+        table.add_row(Text("all", style="bold"), format_bytes(device["peak_bytes"]), "")
+        parts += [table, Text("")]
+    return Group(*parts)
+
+
 def draw_memory(
     memory: Mapping[str, Any], rss: float | None, width: int, palette: Palette = ANSI
 ) -> RenderableType:
@@ -110,6 +180,8 @@ def draw_memory(
     parts: list[RenderableType] = [
         draw_device(device, width, palette) for device in memory.get("devices") or []
     ]
+    if memory.get("categories"):
+        parts.append(draw_categories(memory["categories"], width))
     parts.append(
         Text(
             f"Peak RSS {format_bytes(rss) if rss is not None else MISSING}: the kernel's "
