@@ -206,4 +206,12 @@ def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path
     terminal.wait_for("stand-in editor")
     terminal.wait_for("CPU time by nn.Module")
     assert json.loads(said.read_text()) == [f"+{block_forward}", str(transformer)]
-    terminal.keys("Escape", "q")
+    terminal.keys("Escape")
+    terminal.wait_until_gone("CPU time by nn.Module")
+    said.unlink()
+    terminal.keys("E")  # the highlighted row's (the first) largest call site
+    terminal.wait_for("stand-in editor")
+    terminal.wait_for("Details")
+    line, path = json.loads(said.read_text())
+    assert path == str(transformer) and line.startswith("+")
+    terminal.keys("q")

@@ -102,6 +102,9 @@ class LineRow(TypedDict):
     line: int | None
     function: str | None
     cpu_self_seconds: float
+    # the rows' device self time by the same shares (a row's calls have equal shapes);
+    # None where no row's was measured
+    device_self_seconds: float | None
     operators: dict[str, float]  # each operator's CPU self time from this line
 
 

@@ -156,9 +156,10 @@ def site_rows(self_ns: Mapping[str, int], row_self_ns: int) -> list[SiteRow]:
     return rows
 
 
-def by_line(rows: Iterable[Mapping[str, Any]]) -> list[LineRow]:
-    """The by-line view: CPU self time summed by call site over every row, largest
-    first, each line with the operators it ran (their self time there)."""
+def by_line(rows: Iterable[Mapping[str, Any]], by_device: bool = False) -> list[LineRow]:
+    """The by-line view: CPU self time summed by call site over every row, each line with
+    the operators it ran (their self time there); device self time by the same shares.
+    Largest CPU (``by_device``: device) self time first."""
     lines: dict[str, LineRow] = {}
     for row in rows:
         for site in row.get("sites") or ():
@@ -172,13 +173,18 @@ def by_line(rows: Iterable[Mapping[str, Any]]) -> list[LineRow]:
                     "line": parsed[1] if parsed else None,
                     "function": parsed[2] if parsed else None,
                     "cpu_self_seconds": 0.0,
+                    "device_self_seconds": None,
                     "operators": {},
                 }
             seconds = site["cpu_self_seconds"]
             line["cpu_self_seconds"] += seconds
+            device, share = row.get("device_self_seconds"), site.get("share")
+            if device is not None and share is not None:
+                line["device_self_seconds"] = (line["device_self_seconds"] or 0.0) + device * share
             operators = line["operators"]
             operators[row["operator"]] = operators.get(row["operator"], 0.0) + seconds
-    ordered = sorted(lines.values(), key=lambda line: -line["cpu_self_seconds"])
+    key = "device_self_seconds" if by_device else "cpu_self_seconds"
+    ordered = sorted(lines.values(), key=lambda line: -(line[key] or 0.0))  # type: ignore[literal-required]
     for line in ordered:
         line["operators"] = dict(sorted(line["operators"].items(), key=lambda item: -item[1]))
     return ordered

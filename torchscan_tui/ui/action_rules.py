@@ -135,6 +135,12 @@ RULES: dict[str, Rule] = {
     "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
     "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
     "modules": _view_rule(lambda facts: facts.modules, NO_MODULES, "T"),
+    "edit_site": Rule(
+        lambda facts: facts.sites,
+        lambda facts: None if facts.running else _no_sites(facts),
+        title="E",
+        severity="information",
+    ),  # fmt: skip
     "by_line": Rule(
         lambda facts: facts.sites,
         lambda facts: None if facts.running else _no_sites(facts),

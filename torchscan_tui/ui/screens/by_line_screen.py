@@ -8,7 +8,8 @@ Every name is outside text: shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from rich.text import Text
 from textual import on
@@ -18,13 +19,20 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
 from torchscan_tui.analysis.records import LineRow
+from torchscan_tui.analysis.sites import by_line
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import binding_commands
 
-COLUMNS = (("source line", 52), ("CPU self", 11), ("share", 7), ("operators", 60))
+COLUMNS = (
+    ("source line", 52),
+    ("CPU self", 11),
+    ("share", 7),
+    ("device self", 11),
+    ("operators", 56),
+)
 SHOWN_OPERATORS = 3
 
 
@@ -42,13 +50,24 @@ class ByLineScreen(Screen[None]):
     BINDINGS = [
         Binding("escape,L,q", "close", "Back", tooltip="Back to the operators"),
         Binding("enter", "open_line", "Open", tooltip="Open the line in $VISUAL / $EDITOR"),
+        Binding("c", "sort(False)", "CPU", tooltip="Largest CPU self time first"),
+        Binding("g", "sort(True)", "Device", tooltip="Largest device self time first"),
     ]
 
-    def __init__(self, lines: Sequence[LineRow], total: float | None, roots: Sequence[str]):
+    def __init__(
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        total: float | None,
+        roots: Sequence[str],
+        scope: str = "",
+    ):
         super().__init__()
-        self.lines = list(lines)
+        self.rows = list(rows)  # the profile screen's rows, its filter applied
+        self.by_device = False
+        self.lines = by_line(self.rows)
         self.total = total  # every row's CPU self time: each line's share of it
         self.roots = list(roots)  # where a relative file is looked for
+        self.scope = scope  # which rows: "every row", "the filter ..."
 
     def compose(self) -> ComposeResult:
         yield Static(id="by-line-title")
@@ -60,22 +79,36 @@ class ByLineScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
+        self._fill()
+        self.query_one(DataTable).focus()
+
+    def _fill(self) -> None:
         accent = palette_of(self.app).accent
         table = self.query_one(DataTable)
+        table.clear()
         table.add_rows(
             [
                 literal(line["site"], one_line=True),
                 Text(format_seconds(line["cpu_self_seconds"]), justify="right"),
                 Text(self._share(line), justify="right"),
+                Text(format_seconds(line["device_self_seconds"]), justify="right"),
                 literal(operators_text(line), accent, one_line=True),
             ]
             for line in self.lines
         )
         title = Text(" Source lines ", style="bold reverse")
-        title.append("  CPU self time by the line of your code that led to it", style="bold")
+        title.append("  self time by the line of your code that led to it", style="bold")
+        if self.scope:
+            title.append(f"  ({self.scope})", style="dim")
         self.query_one("#by-line-title", Static).update(title)
-        self.say(f" {len(self.lines):,} source lines, largest first; enter opens one")
-        table.focus()
+        order = "device" if self.by_device else "CPU"
+        self.say(f" {len(self.lines):,} source lines, largest {order} self time first; "
+                 "enter opens one, c / g sort")  # fmt: skip
+
+    def action_sort(self, by_device: bool) -> None:
+        self.by_device = by_device
+        self.lines = by_line(self.rows, by_device)
+        self._fill()
 
     def _share(self, line: LineRow) -> str:
         if not self.total:

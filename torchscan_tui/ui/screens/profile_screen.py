@@ -59,6 +59,7 @@ HELP_NOTES = [
     ("↑ ↓ j, pgup pgdn, home end", "move"),
     ("enter", "show or hide the detail pane for the highlighted row"),
     ("F", "in the detail pane, show or fold torch's frames above each call site"),
+    ("E", "open the highlighted row's largest call site in $VISUAL / $EDITOR"),
     ("/ words", "filter: words, -word, a|b, *norm*, [8, 64], 8x64, [*, 64], kind:runtime"),
     ("ctrl+p", "command palette: every action by name"),
     ("mouse", "click a row to highlight it, double-click to open it, click a title to sort"),
@@ -86,6 +87,13 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         Binding("L", "by_line", "Lines", tooltip="Self time by source line (call stacks)"),
         Binding("M", "memory", "Memory", tooltip="The allocator: its curve, peak, what it held"),
         Binding("T", "modules", "Modules", tooltip="The nn.Module tree: time per module"),
+        Binding(
+            "E",
+            "edit_site",
+            "Edit",
+            show=False,
+            tooltip="Open the highlighted row's largest call site in $EDITOR",
+        ),  # fmt: skip
         Binding(
             "F",
             "library_frames",

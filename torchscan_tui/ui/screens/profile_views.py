@@ -73,15 +73,34 @@ class ProfileViews(ProfileBase):
         self.app.push_screen(MemoryScreen(self.state.memory or {}, rss, "Memory"))
 
     def action_by_line(self) -> None:
-        """L: CPU self time by source line, from the rows' call sites."""
-        from torchscan_tui.analysis.sites import by_line
+        """L: self time by source line, from the shown rows' call sites (the filter applies)."""
         from torchscan_tui.ui.screens.by_line_screen import ByLineScreen
 
         rows = self.view.visible_rows()
         trace = self.state.trace_path
         roots = [os.path.dirname(trace)] if trace else []
         total = self.state.context.get("cpu_self_seconds_sum")
-        self.app.push_screen(ByLineScreen(by_line(rows), total, [*roots, os.getcwd()]))
+        words = self.view.filter.text
+        scope = f"the rows of the filter {words!r}" if words else "every row"
+        self.app.push_screen(ByLineScreen(rows, total, [*roots, os.getcwd()], scope))
+
+    def action_edit_site(self) -> None:
+        """E: the highlighted row's largest call site, opened in $VISUAL / $EDITOR."""
+        from torchscan_tui.analysis.sites import parse_site
+        from torchscan_tui.ui.editor import open_in_editor
+
+        row = self.table.highlighted_row
+        sites = [parse_site(site["site"]) for site in (row or {}).get("sites") or []]
+        found = next((site for site in sites if site is not None), None)
+        if found is None:
+            self.notify("This row has no call site of your code to open.", title="E",
+                        severity="information")  # fmt: skip
+            return
+        trace = self.state.trace_path
+        roots = [os.path.dirname(trace)] if trace else []
+        said = open_in_editor(self.app, found[0], found[1], [*roots, os.getcwd()])
+        if said:
+            self.notify(said, title="Open the call site", severity="warning")
 
     def action_modules(self) -> None:
         """T: the nn.Module tree, each module's time, calls and operators."""
