@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import csv
+
 from replay import replay_source
+from textual.widgets import Input
 
 from torchscan_tui.analysis.memory_timeline import Allocation, StepSpan, memory_block
 from torchscan_tui.ui.app import create_app
-from torchscan_tui.ui.screens.memory_screen import MemoryScreen, curve_text
+from torchscan_tui.ui.screens.export_dialog import ExportDialog
+from torchscan_tui.ui.screens.memory_screen import MemoryScreen, curve_text, draw_rss
 
 from .conftest import wait_for_run
 from .test_overview_screen import screen_text
@@ -21,7 +25,7 @@ def _block():
     return memory_block(records, [StepSpan("3", 0, 15), StepSpan("4", 16, 40)], 0)
 
 
-async def test_m_shows_the_curve_the_peak_and_what_it_held(until):
+async def test_m_shows_the_curve_the_peak_and_what_it_held_and_exports_it(until, tmp_path):
     app = create_app(source=replay_source(memory=_block()), show_clock=False)
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for_run(pilot)
@@ -33,6 +37,17 @@ async def test_m_shows_the_curve_the_peak_and_what_it_held(until):
         assert "at step 4, in aten::ones" in text and "▲ peak" in text
         assert "4,000,000 B" in text and "held at the peak" in text
         assert "Peak RSS 300.0 MiB: the kernel's figure for the whole process" in text
+        await pilot.press("e")  # what was held, as rows to export
+        assert isinstance(app.screen, ExportDialog)
+        target = tmp_path / "memory.csv"
+        app.screen.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        row, *_ = rows = list(csv.DictReader(target.open()))
+        assert row["operator"] == "aten::ones" and row["size"] == "4000000"  # largest first
+        assert len(rows) == len(_block()["devices"][0]["held_at_peak"])
+        assert row["what"] == "held at the window's peak"
         await pilot.press("escape")
         assert app.screen is app.main_screen
 
@@ -48,3 +63,10 @@ def test_the_curve_puts_its_highest_block_at_the_peak():
     timeline = [[0.0, 0], [0.5, 100], [1.0, 10]]
     curve = curve_text(timeline, 11).plain
     assert len(curve) == 11 and curve[5] == "█" and curve[0] != "█"
+
+
+def test_the_peak_passs_rss_curve_has_its_axis():
+    lines = draw_rss([[0.0, 100.0], [1.0, 300.0], [2.5, 200.0]], 60)
+    assert lines[0].plain.startswith("process RSS over the peak pass")
+    assert "█" in lines[1].plain and lines[2].plain.endswith("2.5 s")
+    assert draw_rss([[0.0, 1.0]], 60) == []  # one sample is no curve

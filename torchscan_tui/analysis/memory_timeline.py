@@ -168,6 +168,28 @@ def memory_lines(memory: Mapping[str, Any] | None) -> list[str]:
     return lines
 
 
+MEMORY_COLUMNS = ("device", "what", "operator", "input_shapes", "bytes", "size", "count")
+
+
+def memory_rows(memory: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The memory view's tables as rows to export (``e`` in M): what each allocator held
+    at the window's peak, then each category's bytes at the traced step's peak."""
+    rows: list[dict[str, Any]] = []
+    for device in (memory or {}).get("devices") or []:
+        for held in device.get("held_at_peak") or []:
+            rows.append({
+                "device": device["device"], "what": "held at the window's peak",
+                "operator": held["operator"], "input_shapes": held["input_shapes"],
+                "bytes": held["bytes"], "size": held["size"], "count": held["count"],
+            })  # fmt: skip
+    for device in ((memory or {}).get("categories") or {}).get("devices") or []:
+        for name, size in zip(device["categories"], device["at_peak"], strict=False):
+            rows.append({"device": device["device"], "what": "category at the traced step's peak",
+                         "operator": name, "input_shapes": None, "bytes": size, "size": None,
+                         "count": None})  # fmt: skip
+    return rows
+
+
 def category_lines(categories: Mapping[str, Any] | None) -> list[str]:
     """``memory by category: cpu at the step's peak 12.3 MiB: activation 8.8 MiB, ...``
     (the step after the window, torch's memory profiler), a line per device."""

@@ -7,7 +7,7 @@ this screen only draws them. Outside text (op names) is shown literally.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
 
+from torchscan_tui.analysis.memory_timeline import memory_rows
 from torchscan_tui.common.formatting import MISSING, format_bytes, format_shapes
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import ANSI, Palette, palette_of
@@ -173,8 +174,25 @@ def draw_categories(categories: Mapping[str, Any], width: int) -> RenderableType
     return Group(*parts)
 
 
+def draw_rss(samples: Sequence[Sequence[float]], width: int, palette: Palette = ANSI) -> list[Text]:
+    """The process's RSS over the peak pass, as sampled, with its axis."""
+    if len(samples) < 2:
+        return []
+    curve_width = max(width - CURVE_RESERVE, 10)
+    low, high = min(v for _, v in samples), max(v for _, v in samples)
+    heading = Text("process RSS over the peak pass", style="bold")
+    heading.append(f"  sampled, {format_bytes(low)}-{format_bytes(high)}", style="dim")
+    end = samples[-1][0]
+    return [heading, curve_text(samples, curve_width, palette),
+            Text(f"0 s{' ' * max(curve_width - 12, 1)}{end:.1f} s", style="dim")]  # fmt: skip
+
+
 def draw_memory(
-    memory: Mapping[str, Any], rss: float | None, width: int, palette: Palette = ANSI
+    memory: Mapping[str, Any],
+    rss: float | None,
+    width: int,
+    palette: Palette = ANSI,
+    samples: Sequence[Sequence[float]] = (),
 ) -> RenderableType:
     """Each device's allocator, then what the process's RSS measures beside it."""
     parts: list[RenderableType] = [
@@ -182,6 +200,7 @@ def draw_memory(
     ]
     if memory.get("categories"):
         parts.append(draw_categories(memory["categories"], width))
+    parts += draw_rss(samples, width, palette)
     parts.append(
         Text(
             f"Peak RSS {format_bytes(rss) if rss is not None else MISSING}: the kernel's "
@@ -194,12 +213,28 @@ def draw_memory(
 
 
 class MemoryScreen(DrawnDialog):
-    BINDINGS = [Binding("escape,q,M", "dismiss", "Close", tooltip="Back to the operators")]
+    BINDINGS = [
+        Binding("escape,q,M", "dismiss", "Close", tooltip="Back to the operators"),
+        Binding("e", "export", "Export", tooltip="Export what was held and the categories"),
+    ]
 
-    def __init__(self, memory: Mapping[str, Any], rss: float | None, title: str):
+    def __init__(
+        self,
+        memory: Mapping[str, Any],
+        rss: float | None,
+        title: str,
+        samples: Sequence[Sequence[float]] = (),
+        export: Callable[[list[dict[str, Any]]], None] | None = None,
+    ):
         super().__init__(title)
         self.memory = memory
         self.rss = rss
+        self.samples = samples  # the peak pass's RSS samples: [seconds, bytes]
+        self.export_rows = export
 
     def draw(self, width: int) -> RenderableType:
-        return draw_memory(self.memory, self.rss, width, palette_of(self.app))
+        return draw_memory(self.memory, self.rss, width, palette_of(self.app), self.samples)
+
+    def action_export(self) -> None:
+        if self.export_rows is not None:
+            self.export_rows(memory_rows(self.memory))

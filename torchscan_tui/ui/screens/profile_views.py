@@ -70,7 +70,22 @@ class ProfileViews(ProfileBase):
         from torchscan_tui.ui.screens.memory_screen import MemoryScreen
 
         rss = self.state.rss.get("value") if self.state.rss else None
-        self.app.push_screen(MemoryScreen(self.state.memory or {}, rss, "Memory"))
+        screen = MemoryScreen(self.state.memory or {}, rss, "Memory", self.state.samples,
+                              self._export_memory)  # fmt: skip
+        self.app.push_screen(screen)
+
+    def _export_memory(self, rows: list[dict]) -> None:
+        from torchscan_tui.analysis.memory_timeline import MEMORY_COLUMNS
+
+        self.ask_to_export_rows(
+            "Export memory",
+            "torchscan-memory.csv",
+            "Exports what each allocator held at the window's peak and each category's bytes "
+            "at the traced step's peak: .csv, .json or .md.",
+            rows,
+            f"{len(rows)} memory row(s)",
+            MEMORY_COLUMNS,
+        )
 
     def action_by_line(self) -> None:
         """L: self time by source line, from the shown rows' call sites (the filter applies)."""
