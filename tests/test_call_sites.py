@@ -179,3 +179,28 @@ def test_a_with_stack_trace_from_torch_opens_to_the_sites_of_a_live_run(tmp_path
             ("transformer.py", attention),
         ]
     )
+
+
+def test_a_step_after_the_window_that_raises_fails_nothing():
+    """The window is whole when the traced step runs: a script that raises there (its
+    own error, or the tracing's) loses the call sites, not the run."""
+    import torch
+
+    from torchscan_tui.worker.profiling import profile_workload
+    from torchscan_tui.worker.steps import StepWindow, call_steps
+
+    calls = []
+
+    def step() -> None:
+        calls.append(1)
+        if len(calls) == 3:  # warm-up, the window's step, then the traced one
+            raise RuntimeError("only after the window")
+        torch.ones(8).sum()
+
+    window = StepWindow(1, 1, source="workload()")
+    report = profile_workload(call_steps(step, window), window=window)
+    assert report["operators"] and report["context"]["call_sites"] is False
+    missing = report["context"]["call_sites_missing"]
+    assert (
+        missing == "the step traced after the window raised (RuntimeError: only after the window)"
+    )

@@ -61,6 +61,21 @@ def test_non_utf8_file_name(tmp_path):
     assert result.returncode == 0, result.stderr
     report = json.loads((tmp_path / "r.json").read_text())
     assert report["operators"] and report["workload"]["script"].endswith(".py")
+    # torch's Python tracer raised out of every call of such a file's functions: the
+    # step traced for call sites runs without it, and names the file with its byte escaped
+    assert report["operators"][0]["sites"][0]["site"].endswith("caf\\xe9.py(3): workload")
+
+
+def test_a_traceback_through_a_non_utf8_file_name_still_travels():
+    """The worker died encoding a workload's traceback whose file name is not UTF-8
+    (lone surrogates): the message travels with them escaped."""
+    from torchscan_tui.run.protocol import ErrorMessage, decode, encode
+
+    name = os.fsdecode(b"caf\xe9.py")
+    message = ErrorMessage("workload", "RuntimeError: boom", f'File "{name}"')
+    decoded = decode(encode(message))
+    assert isinstance(decoded, ErrorMessage)
+    assert decoded.traceback == 'File "caf\\udce9.py"' and decoded.message == message.message
 
 
 @pytest.mark.slow

@@ -119,8 +119,24 @@ _DECODER = msgspec.json.Decoder(Message)
 
 
 def encode(message: Message) -> bytes:
-    """One message as a line; NaN and infinities never travel (they become null)."""
-    return _ENCODER.encode(message) + b"\n"
+    """One message as a line; NaN and infinities never travel (they become null). Text
+    that is not Unicode (a file name's undecodable bytes, kept by Python as lone
+    surrogates: a traceback through ``caf\\xe9.py``) travels escaped, ``\\udce9``."""
+    try:
+        return _ENCODER.encode(message) + b"\n"
+    except UnicodeEncodeError:
+        escaped = _escaped(msgspec.to_builtins(message, enc_hook=_plain))
+        return _ENCODER.encode(escaped) + b"\n"
+
+
+def _escaped(value: object) -> object:
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, list):
+        return [_escaped(item) for item in value]
+    if isinstance(value, dict):
+        return {_escaped(key): _escaped(item) for key, item in value.items()}
+    return value
 
 
 class NotAMessage(ValueError):

@@ -70,8 +70,14 @@ def _ranged() -> Any:
 
 def _frame_name(code: CodeType, line: int) -> str:
     """``/…/model.py(12): forward``, as torch's ``Call stack`` names a frame (sys.path's
-    ``a/../b`` as ``b``)."""
-    return f"{os.path.normpath(code.co_filename)}({line}): {code.co_name}"
+    ``a/../b`` as ``b``; a file name's bytes that are not UTF-8 as ``\\xe9``, so the
+    report and the profiler's own strings stay UTF-8)."""
+    return f"{_path_text(code.co_filename)}({line}): {code.co_name}"
+
+
+def _path_text(filename: str) -> str:
+    path = os.path.normpath(filename)
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def _stack_key(
@@ -125,7 +131,7 @@ def _forward_site(module_class: type, known: dict[CodeType, bool]) -> str | None
     code = getattr(getattr(module_class, "forward", None), "__code__", None)
     if not isinstance(code, CodeType) or not _is_users(code, known):
         return None
-    return f"{os.path.normpath(code.co_filename)}({code.co_firstlineno}): {code.co_name}"
+    return _frame_name(code, code.co_firstlineno)
 
 
 def _module_hooks() -> Callable[[], None]:
@@ -184,6 +190,20 @@ def _module_hooks() -> Callable[[], None]:
     return undo
 
 
+def _python_tracer_safe() -> bool:
+    """Whether torch's Python tracer (``with_stack``) can run here: it raised "error
+    unpacking string as utf-8" out of every call of a function whose file's name is not
+    UTF-8 (``caf\\xe9.py``). Without it the memory categories lack optimizer state."""
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str):
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+    return True
+
+
 class StepTables(NamedTuple):
     """What the traced step gives the report: call sites and module ranges."""
 
@@ -217,7 +237,7 @@ class SiteStep:
             activities=[ProfilerActivity.CPU],
             record_shapes=True,
             profile_memory=True,
-            with_stack=True,
+            with_stack=_python_tracer_safe(),
         )
         self.profile.start()
         self._unhook = _module_hooks()

@@ -386,10 +386,19 @@ def _run_profiled(
     except WindowComplete:
         pass  # the window is in: the script ends there
     except BaseException as exc:  # noqa: BLE001 - the rows so far are still wanted
-        failure = exc
+        if window.site_step_running and window.site_step is not None:
+            # The window is whole; only the step traced after it failed (its tracing,
+            # or the script past where the window would have ended it): no call sites.
+            window.site_step.missing = f"the step traced after the window raised ({_line(exc)})"
+        else:
+            failure = exc
     progress("collecting")
     window.stop()
     return failure
+
+
+def _line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
 
 
 def _memory(recorded: _Recorded) -> MemoryBlock | None:

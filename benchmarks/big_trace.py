@@ -1,0 +1,217 @@
+"""Issue 31, point 1: a 1M-event real-shaped trace, ours beside the TensorBoard plugin's
+loader and HTA's parser, in one run.
+
+The trace is real events cloned: ``tests/data/trace_diff_control.json.gz`` (an A100
+training trace: 109k events with shapes, call stacks, module hierarchy, kernels, flows)
+repeated with its times shifted past the previous copy and its ids (External id,
+correlation, flow ids, ProfilerStep numbers) made unique per copy, so each copy is a run
+of steps after the last, as a long job's trace is. Each reader runs in a fresh process,
+interleaved; printed: wall time, peak RSS (the kernel's ``ru_maxrss`` of that process),
+both over the file's size, and our ratios to each reference:
+
+- ours: ``open_profile`` (the app's open: decode, group, summaries; its first rows paint
+  from this report) and ``torchscan-tui TRACE --json OUT`` (the conversion);
+- the plugin (torch-tb-profiler 0.4.3): ``RunProfileData.from_json`` then ``process()`` and
+  ``analyze()``, what its UI waits for;
+- HTA 0.5.0: ``TraceAnalysis(trace_dir=...)``, its parse of the rank's trace;
+- ``json.load`` of the file, the yardstick of the other trace benchmarks.
+
+The references live in a scratch virtual environment, never dependencies of ours:
+``$TORCHSCAN_REFS`` (default ``~/.cache/torchscan-tui/refs``), made and filled with pip
+when absent; when that cannot be done the line says so and ours are timed alone.
+
+    python -m benchmarks.big_trace [--copies 10] [--repeats 1] [--no-refs]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "tests" / "data" / "trace_diff_control.json.gz"
+REFS = Path(os.environ.get("TORCHSCAN_REFS", Path.home() / ".cache" / "torchscan-tui" / "refs"))
+REFERENCE_PACKAGES = ["HolisticTraceAnalysis==0.5.0"]
+PLUGIN = "torch-tb-profiler==0.4.3"  # installed without its dependencies: its loader needs pandas
+
+OURS_OPEN = """
+import sys
+from torchscan_tui.formats.opening import open_profile
+report, _ = open_profile(sys.argv[1])
+assert report["operators"]
+"""
+JSON_LOAD = """
+import json, sys
+with open(sys.argv[1], "rb") as handle:
+    json.load(handle)
+"""
+PLUGIN_LOAD = """
+import json, logging, sys, types, importlib.util
+logging.disable(logging.WARNING)
+spec = importlib.util.find_spec("torch_tb_profiler")
+package = types.ModuleType("torch_tb_profiler")  # its __init__ starts TensorBoard: skipped
+package.__path__ = list(spec.submodule_search_locations)
+sys.modules["torch_tb_profiler"] = package
+from torch_tb_profiler.profiler.data import RunProfileData
+with open(sys.argv[1], "rb") as handle:
+    data = RunProfileData.from_json("worker0", 0, json.loads(handle.read()))
+data.process()
+data.analyze()
+"""
+HTA_PARSE = """
+import logging, sys
+logging.disable(logging.WARNING)
+from hta.trace_analysis import TraceAnalysis
+TraceAnalysis(trace_dir=sys.argv[1])
+"""
+
+
+def clone_trace(copies: int, out: Path) -> int:
+    """Write ``copies`` of the source trace's events, one run after another; returns
+    the number of events written."""
+    with gzip.open(SOURCE, "rb") as handle:
+        trace = json.load(handle)
+    events = trace.pop("traceEvents")
+    timed = [e for e in events if isinstance(e.get("ts"), (int, float))]
+    start = min(e["ts"] for e in timed)
+    span = max(e["ts"] + (e.get("dur") or 0) for e in timed) - start + 1000.0
+    steps = [
+        int(e["name"].split("#", 1)[1])
+        for e in events
+        if str(e.get("name", "")).startswith("ProfilerStep#")
+    ]
+    step_offset = (max(steps) - min(steps) + 1) if steps else 0
+    id_offset = 10_000_000
+    written = 0
+    with open(out, "w", encoding="utf-8") as handle:
+        handle.write("{")
+        for key, value in trace.items():
+            handle.write(f"{json.dumps(key)}: {json.dumps(value)}, ")
+        handle.write('"traceEvents": [\n')
+        first = True
+        for copy in range(copies):
+            for event in events:
+                if copy and event.get("ph") == "M":
+                    continue  # metadata once
+                clone = dict(event)
+                if copy:
+                    if isinstance(clone.get("ts"), (int, float)):
+                        clone["ts"] = clone["ts"] + copy * span
+                    if "id" in clone and isinstance(clone["id"], int):
+                        clone["id"] += copy * id_offset
+                    name = str(clone.get("name", ""))
+                    if name.startswith("ProfilerStep#"):
+                        clone["name"] = f"ProfilerStep#{int(name[13:]) + copy * step_offset}"
+                    args = clone.get("args")
+                    if isinstance(args, dict):
+                        args = clone["args"] = dict(args)
+                        for key in ("External id", "external id", "correlation"):
+                            if isinstance(args.get(key), int):
+                                args[key] += copy * id_offset
+                handle.write(("" if first else ",\n") + json.dumps(clone))
+                first = False
+                written += 1
+        handle.write("\n]}\n")
+    return written
+
+
+def timed(argv: list[str]) -> tuple[float, int]:
+    """Wall seconds and peak RSS bytes of one process (``wait4``'s rusage)."""
+    started = time.perf_counter()
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - started
+    error = process.stderr.read().decode(errors="replace") if process.stderr else ""
+    if process.stderr:
+        process.stderr.close()
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"{argv[:3]} failed: {error[-800:]}")
+    return seconds, usage.ru_maxrss * 1024
+
+
+def reference_python(allowed: bool) -> tuple[str | None, str]:
+    """The scratch environment's Python with the references, or None and why not."""
+    if not allowed:
+        return None, "references not asked for (--no-refs)"
+    python = REFS / "bin" / "python"
+    check = [str(python), "-c", "import hta, importlib.util as u; "
+             "assert u.find_spec('torch_tb_profiler')"]  # fmt: skip
+    if python.exists() and subprocess.run(check, capture_output=True).returncode == 0:
+        return str(python), f"references from {REFS}"
+    try:
+        if not python.exists():
+            subprocess.run([sys.executable, "-m", "venv", str(REFS)], check=True,
+                           capture_output=True)  # fmt: skip
+        pip = [str(python), "-m", "pip", "install", "-q"]
+        subprocess.run([*pip, *REFERENCE_PACKAGES], check=True, capture_output=True, timeout=900)
+        subprocess.run([*pip, "--no-deps", PLUGIN], check=True, capture_output=True, timeout=300)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"the references could not be installed in {REFS} ({exc}): ours alone"
+    if subprocess.run(check, capture_output=True).returncode != 0:
+        return None, f"the references in {REFS} do not import: ours alone"
+    return str(python), f"references installed in {REFS}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--copies", type=int, default=10, help="copies of the 109k events")
+    parser.add_argument("--repeats", type=int, default=1)
+    parser.add_argument("--no-refs", action="store_true")
+    parser.add_argument("--keep", default=None, help="write (or reuse) the trace here")
+    args = parser.parse_args()
+    refs, said = reference_python(not args.no_refs)
+    print(said)
+    with tempfile.TemporaryDirectory() as folder:
+        trace = Path(args.keep) if args.keep else Path(folder) / "rank0" / "big.pt.trace.json"
+        trace.parent.mkdir(parents=True, exist_ok=True)
+        if not trace.exists():
+            count = clone_trace(args.copies, trace)
+            print(f"wrote {count:,} events ({args.copies} copies of {SOURCE.name})")
+        size = trace.stat().st_size
+        print(f"trace: {size / 2**20:.0f} MiB")
+        out = Path(folder) / "out.json"
+        python = sys.executable
+        readers = {
+            "json.load": [python, "-c", JSON_LOAD, str(trace)],
+            "ours (open)": [python, "-c", OURS_OPEN, str(trace)],
+            "ours (--json)": [python, "-m", "torchscan_tui", str(trace), "--json", str(out),
+                              "--force"],  # fmt: skip
+        }
+        if refs is not None:
+            readers["the plugin"] = [refs, "-c", PLUGIN_LOAD, str(trace)]
+            readers["HTA"] = [refs, "-c", HTA_PARSE, str(trace.parent)]
+        results: dict[str, list[tuple[float, int]]] = {name: [] for name in readers}
+        for _ in range(args.repeats):
+            for name, argv in readers.items():
+                try:
+                    results[name].append(timed(argv))
+                except RuntimeError as exc:
+                    print(f"  {name}: {exc}")
+        medians = {}
+        for name, runs in results.items():
+            if not runs:
+                continue
+            seconds = sorted(s for s, _ in runs)[len(runs) // 2]
+            peak = sorted(p for _, p in runs)[len(runs) // 2]
+            medians[name] = (seconds, peak)
+            print(f"  {name:<14} {seconds:7.2f} s   peak RSS {peak / 2**20:7.0f} MiB "
+                  f"({peak / size:.2f}x the file)")  # fmt: skip
+        ours = medians.get("ours (open)")
+        if ours:
+            print(f"ours (open): {ours[0]:.2f} s, target <= 3 s; {ours[1] / size:.2f}x the "
+                  "file's size in peak RSS, target <= 1x")  # fmt: skip
+            for name in ("json.load", "the plugin", "HTA"):
+                if name in medians:
+                    print(f"  ours / {name}: {ours[0] / medians[name][0]:.3f} in time, "
+                          f"{ours[1] / medians[name][1]:.3f} in peak RSS")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
