@@ -209,8 +209,9 @@ class StepWindow:
     def stop(self) -> None:
         """Stop the profiler (after the script, outside any step)."""
         if self.site_step is not None:
-            if self.site_step_running and not self.site_step.completed:
-                self.site_step.missing = "the run ended before the step after the window did"
+            step = self.site_step
+            if self.site_step_running and not step.completed and step.missing is None:
+                step.missing = "the run ended before the step after the window did"
             self.site_step_running = False
             self.site_step.stop()
         if self.profiling:
