@@ -181,8 +181,15 @@ def main() -> None:
         readers = {
             "json.load": [python, "-c", JSON_LOAD, str(trace)],
             "ours (open)": [python, "-c", OURS_OPEN, str(trace)],
-            "ours (--json)": [python, "-m", "torchscan_tui", str(trace), "--json", str(out),
-                              "--force"],  # fmt: skip
+            "ours (--json)": [
+                python,
+                "-m",
+                "torchscan_tui",
+                str(trace),
+                "--json",
+                str(out),
+                "--force",
+            ],  # fmt: skip
         }
         if refs is not None:
             readers["the plugin"] = [refs, "-c", PLUGIN_LOAD, str(trace)]

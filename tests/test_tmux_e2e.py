@@ -131,12 +131,9 @@ def test_rows_show_before_a_third_of_the_plain_run_has_passed(terminal, tmp_path
     terminal.keys("q")
 
 
-def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, tmp_path):
-    """Issue 29, point 5: $EDITOR, a stand-in that records its arguments, is handed the
-    terminal with +LINE FILE (the file found beside where the app runs), and the app
-    comes back after it."""
-    trace = Path(__file__).parent / "data" / "resnet50_2021_cuda.pt.trace.json.gz"
-    (tmp_path / "resnet50_profiler_api.py").write_text("# the script the trace names\n")
+def stand_in_editor(tmp_path: Path) -> tuple[Path, Path]:
+    """An editor that records its arguments (as JSON, in the second path), says so on
+    the terminal and exits a second later."""
     said = tmp_path / "editor-args.json"
     editor = tmp_path / "editor.py"
     editor.write_text(
@@ -144,6 +141,16 @@ def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, 
         f"open({str(said)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
         "print('stand-in editor', flush=True); time.sleep(1)\n"
     )
+    return editor, said
+
+
+def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, tmp_path):
+    """Issue 29, point 5: $EDITOR, a stand-in that records its arguments, is handed the
+    terminal with +LINE FILE (the file found beside where the app runs), and the app
+    comes back after it."""
+    trace = Path(__file__).parent / "data" / "resnet50_2021_cuda.pt.trace.json.gz"
+    (tmp_path / "resnet50_profiler_api.py").write_text("# the script the trace names\n")
+    editor, said = stand_in_editor(tmp_path)
     done = tmp_path / "exit-code"
     command = (
         f"cd {tmp_path} && env -u COLUMNS -u LINES EDITOR='{sys.executable} {editor}' "
@@ -175,13 +182,7 @@ def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path
     lines = transformer.read_text().splitlines()
     mlp_line = next(n for n, line in enumerate(lines, 1) if "self.down(" in line)
     block_forward = next(n for n, line in enumerate(lines, 1) if "x + self.attention(" in line) - 1
-    said = tmp_path / "editor-args.json"
-    editor = tmp_path / "editor.py"
-    editor.write_text(
-        "import json, sys, time\n"
-        f"open({str(said)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        "print('stand-in editor', flush=True); time.sleep(1)\n"
-    )
+    editor, said = stand_in_editor(tmp_path)
     command = (
         f"cd {tmp_path} && env -u COLUMNS -u LINES EDITOR='{sys.executable} {editor}' "
         f"{sys.executable} -m torchscan_tui {WORKLOADS / 'train_transformer.py'}"

@@ -75,8 +75,9 @@ def test_a_thread_that_never_ends_does_not_keep_the_run_alive(tmp_path):
     assert time.monotonic() - started < 60
     report = json.loads((tmp_path / "r.json").read_text())
     (note,) = [n for n in report["diagnostics"] if n["code"] == "threads_left_running"]
-    # warmed up once, then profiled once: workload() ran twice, each left its thread
-    assert "2 non-daemon thread(s) running (forever, forever)" in note["message"]
+    # warmed up once, profiled once, then traced once for call sites: workload() ran
+    # three times, each left its thread
+    assert "3 non-daemon thread(s) running (forever, forever, forever)" in note["message"]
     assert any(row["operator"] == "aten::mm" for row in report["operators"])
 
 

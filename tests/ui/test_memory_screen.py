@@ -10,7 +10,7 @@ from textual.widgets import Input
 from torchscan_tui.analysis.memory_timeline import Allocation, StepSpan, memory_block
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
-from torchscan_tui.ui.screens.memory_screen import MemoryScreen, curve_text, draw_rss
+from torchscan_tui.ui.screens.memory_screen import MemoryScreen, curve_text, draw_rss, step_marks
 
 from .conftest import wait_for_run
 from .test_overview_screen import screen_text
@@ -70,3 +70,12 @@ def test_the_peak_passs_rss_curve_has_its_axis():
     assert lines[0].plain.startswith("process RSS over the peak pass")
     assert "█" in lines[1].plain and lines[2].plain.endswith("2.5 s")
     assert draw_rss([[0.0, 1.0]], 60) == []  # one sample is no curve
+
+
+def test_step_boundaries_are_marked_under_the_curve_on_its_time_axis():
+    """Issue 30, point 1: each step's start under the curve, named where there is room."""
+    marks = step_marks([["2", 0.0], ["3", 0.5], ["4", 1.0]], 1.5, 60).plain
+    assert marks.index("│step 3") == int(0.5 / 1.5 * 59)
+    assert marks.startswith("│step 2") and marks.endswith("│step 4")
+    crowded = step_marks([["1", 0.0], ["2", 0.1]], 1.0, 30).plain  # cells 0 and 2
+    assert crowded.startswith("│ │step 2") and "step 1" not in crowded

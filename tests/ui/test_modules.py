@@ -189,7 +189,7 @@ async def test_the_detail_pane_shows_a_sites_frames_and_f_unfolds_torchs(live, t
     app = create_app(report=report, report_path=source, show_clock=False)
     async with app.run_test(size=(200, 50)) as pilot:
         await until(pilot, lambda: bool(app.main_screen.view.rows))
-        await pilot.press("slash", *"addmm 512x128", "enter", "enter")  # MLP's up: Linear
+        await pilot.press("slash", *"addmm [128, 512]", "enter", "enter")  # MLP's up: Linear
         await until(pilot, lambda: app.query_one(DetailPane).display)
         detail = str(app.query_one("#detail-body").render())
         mlp = _def_line("self.down(") + 1

@@ -66,7 +66,8 @@ def memory_block(
         "devices": [
             _device_memory(device, records, steps, origin_ns, paired)
             for device, records in sorted(by_device.items())
-        ]
+        ],
+        "steps": [[step.name, (step.start_ns - origin_ns) / 1e9] for step in steps],
     }
 
 

@@ -283,6 +283,7 @@ class _MemoryBlockRequired(TypedDict):
 
 class MemoryBlock(_MemoryBlockRequired, total=False):
     categories: MemoryCategories
+    steps: list[list[Any]]  # [name, seconds into the window]: each step's start
 
 
 class Overview(TypedDict, total=False):

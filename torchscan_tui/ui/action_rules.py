@@ -115,6 +115,13 @@ def _view_rule(applies: Callable[[Facts], bool], why: str, key: str) -> Rule:
                 severity="information")  # fmt: skip
 
 
+def _sites_rule(key: str) -> Rule:
+    """An action over the rows' call sites (L, E): why not says where they would come from."""
+    return Rule(lambda facts: facts.sites,
+                lambda facts: None if facts.running else _no_sites(facts),
+                title=key, severity="information")  # fmt: skip
+
+
 RULES: dict[str, Rule] = {
     "cancel_run": Rule(lambda facts: facts.running and not facts.peak_pass),
     "stop_peak": Rule(lambda facts: facts.peak_pass),
@@ -135,18 +142,8 @@ RULES: dict[str, Rule] = {
     "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
     "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
     "modules": _view_rule(lambda facts: facts.modules, NO_MODULES, "T"),
-    "edit_site": Rule(
-        lambda facts: facts.sites,
-        lambda facts: None if facts.running else _no_sites(facts),
-        title="E",
-        severity="information",
-    ),  # fmt: skip
-    "by_line": Rule(
-        lambda facts: facts.sites,
-        lambda facts: None if facts.running else _no_sites(facts),
-        title="L",
-        severity="information",
-    ),  # fmt: skip
+    "edit_site": _sites_rule("E"),
+    "by_line": _sites_rule("L"),
     # A reopened file has no workload output to show.
     "toggle_log": Rule(
         lambda facts: facts.rerunnable or facts.log,

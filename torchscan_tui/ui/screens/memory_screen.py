@@ -54,7 +54,30 @@ def peak_marker(timeline: Sequence[Sequence[float]], peak_seconds: float, width:
     return Text(" " * max(cell, 0) + "▲ peak", style="bold")
 
 
-def draw_device(device: Mapping[str, Any], width: int, palette: Palette = ANSI) -> RenderableType:
+def step_marks(steps: Sequence[Sequence[Any]], end: float, width: int) -> Text:
+    """A line under the curve: ``│`` where each step starts, its name after it where
+    there is room (on the curve's time axis)."""
+    cells = [" "] * width
+    if end <= 0 or width <= 0:
+        return Text("")
+    marked = [(min(max(int(seconds / end * (width - 1)), 0), width - 1), name)
+              for name, seconds in steps]  # fmt: skip
+    for cell, _ in marked:
+        cells[cell] = "│"
+    for cell, name in marked:  # a name where it fits before the next mark
+        label = f"step {name}"
+        room = cells[cell + 1 : cell + 2 + len(label)]
+        if len(room) > len(label) and all(c == " " for c in room):
+            cells[cell + 1 : cell + 1 + len(label)] = list(label)
+    return Text("".join(cells).rstrip(), style="dim")
+
+
+def draw_device(
+    device: Mapping[str, Any],
+    width: int,
+    palette: Palette = ANSI,
+    steps: Sequence[Sequence[Any]] = (),
+) -> RenderableType:
     curve_width = max(width - CURVE_RESERVE, 10)
     timeline = device.get("timeline") or []
     heading = Text()
@@ -99,8 +122,8 @@ def draw_device(device: Mapping[str, Any], width: int, palette: Palette = ANSI) 
     )
     return Group(
         heading, about, curve_text(timeline, curve_width, palette),
-        peak_marker(timeline, device["peak_seconds"], curve_width), axis, final, Text(""), held,
-        Text(""),
+        peak_marker(timeline, device["peak_seconds"], curve_width),
+        step_marks(steps, end, curve_width), axis, final, Text(""), held, Text(""),
     )  # fmt: skip
 
 
@@ -196,7 +219,8 @@ def draw_memory(
 ) -> RenderableType:
     """Each device's allocator, then what the process's RSS measures beside it."""
     parts: list[RenderableType] = [
-        draw_device(device, width, palette) for device in memory.get("devices") or []
+        draw_device(device, width, palette, memory.get("steps") or ())
+        for device in memory.get("devices") or []
     ]
     if memory.get("categories"):
         parts.append(draw_categories(memory["categories"], width))
