@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import os
 import subprocess
 import sys
@@ -73,9 +74,9 @@ TraceAnalysis(trace_dir=sys.argv[1])
 """
 
 
-def clone_trace(copies: int, out: Path) -> int:
-    """Write ``copies`` of the source trace's events, one run after another; returns
-    the number of events written."""
+def clone_trace(copies: float, out: Path) -> int:
+    """Write ``copies`` of the source trace's events, one run after another (a fraction:
+    the last copy's first events); returns the number of events written."""
     with gzip.open(SOURCE, "rb") as handle:
         trace = json.load(handle)
     events = trace.pop("traceEvents")
@@ -96,8 +97,9 @@ def clone_trace(copies: int, out: Path) -> int:
             handle.write(f"{json.dumps(key)}: {json.dumps(value)}, ")
         handle.write('"traceEvents": [\n')
         first = True
-        for copy in range(copies):
-            for event in events:
+        for copy in range(math.ceil(copies)):
+            part = events if copy < int(copies) else events[: int(len(events) * (copies % 1))]
+            for event in part:
                 if copy and event.get("ph") == "M":
                     continue  # metadata once
                 clone = dict(event)
@@ -161,7 +163,7 @@ def reference_python(allowed: bool) -> tuple[str | None, str]:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--copies", type=int, default=10, help="copies of the 109k events")
+    parser.add_argument("--copies", type=float, default=10, help="copies of the 109k events")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--no-refs", action="store_true")
     parser.add_argument("--keep", default=None, help="write (or reuse) the trace here")

@@ -30,7 +30,7 @@ from torchscan_tui.run.protocol import ROW_BATCH, ChannelWriter, RowsMessage, re
 from torchscan_tui.worker.main import send_report
 
 from ._timing import benchmark_args, minor_faults, print_fault_share, report
-from .table import synthetic_rows
+from .table import real_rows
 
 
 def timed_transfer(
@@ -48,7 +48,7 @@ def timed_transfer(
         # Rows of its own, as the real worker's are: the parent's, inherited by the
         # fork, shared pages whose reference counts encoding writes to, and timed
         # copy-on-write faults the worker never takes.
-        own_rows = synthetic_rows(len(rows))
+        own_rows = real_rows(len(rows))
         os.write(start_write, repr(time.perf_counter()).encode())
         send(write_fd, own_rows)
         os._exit(0)
@@ -124,7 +124,7 @@ def bare_msgspec_pipe(rows: list[dict]) -> float:
 
 def main() -> None:
     args = benchmark_args("rows", repeats=5)
-    rows = synthetic_rows(args.rows)
+    rows = real_rows(args.rows)
     size = len(protocol.encode(RowsMessage(rows))) / 2**20
     print(f"{args.rows:,} rows, {size:.1f} MiB of JSON on the channel")
     base, mine, faults, bare = [], [], [], []

@@ -242,18 +242,18 @@ class _EmptyMapping(dict):
     update = setdefault = pop = popitem = clear = _refuse  # type: ignore[assignment]
 
 
-class _EmptySequence(list):
-    """An empty list that refuses to change, shared by every row without notes."""
+class _SharedSequence(list):
+    """A list that refuses to change, shared by every row that holds it."""
 
     def _refuse(self, *args: object, **kwargs: object) -> None:
-        raise TypeError("rows share this empty list: copy it to change it")
+        raise TypeError("rows share this list: copy it to change it")
 
     __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse  # type: ignore[assignment]
     append = extend = insert = pop = remove = clear = sort = reverse = _refuse
 
 
 NO_CALLERS: dict = _EmptyMapping()
-NO_NOTES: list = _EmptySequence()
+NO_NOTES: list = _SharedSequence()
 
 
 def share_common_values(rows: Sequence[Row]) -> None:
@@ -272,8 +272,34 @@ def share_common_values(rows: Sequence[Row]) -> None:
             row["kind"] = cast(RowKind, sys.intern(kind))  # the same kind, one copy of it
         if row.get("callers") == {}:
             row["callers"] = NO_CALLERS
-        if row.get("diagnostics") == []:
+        notes = row.get("diagnostics")
+        if notes == []:
             row["diagnostics"] = NO_NOTES
+        elif notes:  # a live run's row-level notes: the same on every row
+            row["diagnostics"] = _shared_notes(notes)
+        for site in row.get("sites") or ():  # call sites and their stacks repeat by line
+            site["site"] = sys.intern(site["site"])
+            stack = site.get("stack")
+            if stack is not None:
+                site["stack"] = sys.intern(stack)
+
+
+_NOTES_SHARED: dict[tuple, list[Note]] = {}
+_NOTES_KEPT = 64  # distinct lists of notes remembered (a report has a handful)
+
+
+def _shared_notes(notes: list[Note]) -> list[Note]:
+    """One unchangeable list for rows whose notes are equal."""
+    try:
+        key = tuple((note["code"], note["message"]) for note in notes)
+    except (KeyError, TypeError):
+        return notes
+    shared = _NOTES_SHARED.get(key)
+    if shared is None:
+        if len(_NOTES_SHARED) >= _NOTES_KEPT:
+            _NOTES_SHARED.clear()
+        shared = _NOTES_SHARED[key] = _SharedSequence(notes)
+    return shared
 
 
 def check_head(report: dict) -> None:
