@@ -133,3 +133,31 @@ def test_what_the_workload_puts_at_the_name_is_never_read(made, tmp_path):
     for path in tmp_path.iterdir():  # the whole folder deleted
         path.unlink()
     assert tail.poll() == []  # no traceback, nothing new
+
+
+def test_other_nodes_ranks_come_one_after_another_in_the_remote_channel(tmp_path, monkeypatch):
+    """Issue 31, point 2: rank 0 appends each other node's rank's channel (from the
+    job's store) to one file; each stream opens with its rank's own message, and a line
+    before any rank's message counts for nobody."""
+    from torchscan_tui.run.rank_files import REMOTE_CHANNEL
+
+    remote = HandoffFile(str(tmp_path), REMOTE_CHANNEL)
+    monkeypatch.setenv(remote.variable, remote.spec)
+    local = HandoffFile(str(tmp_path), channel_name(0))
+    monkeypatch.setenv(local.variable, local.spec)
+    done = line({"type": "done"})
+    write(channel_name(0), rank_says(0, 0) + ROWS + done)
+    write(REMOTE_CHANNEL, ROWS + rank_says(2, 0) + ROWS + done + rank_says(3, 1) + ROWS)
+    tail = RankTail({0: local}, remote)
+    found = tail.poll()
+    assert [(rank, tag(message)) for rank, message in found] == [
+        (0, "rank"), (0, "rows"), (0, "done"),
+        (2, "rank"), (2, "rows"), (2, "done"), (3, "rank"), (3, "rows"),
+    ]  # fmt: skip
+    assert tail.ranks == [0, 2, 3]
+    write(REMOTE_CHANNEL, done)  # rank 3's end, in a later look
+    tail.poll()
+    reports, problems = read_ranks(tail.every_channel, 1, {})
+    assert sorted(reports) == [0, 2, 3] and problems == []
+    assert [channel.rank for channel in tail.local_channels] == [0]
+    tail.close()

@@ -322,8 +322,8 @@ def test_a_torchrun_jobs_rows_stream_in_per_rank_while_the_job_runs(tmp_path):
 def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     """Issue 19, 1, multi-node: two torchscan-tui processes, one per "node" (--nnodes 2,
     one rank each, a c10d rendezvous on localhost), each profile its node's rank, whose
-    global rank may be 1 (c10d gives ranks in order of arrival): each node's report holds
-    exactly its own rank, with its own peak RSS."""
+    global rank may be 1 (c10d gives ranks in order of arrival), with its own peak RSS;
+    issue 31, 2: rank 0's node's report holds both nodes' ranks."""
     import socket
     import subprocess
     import sys
@@ -362,13 +362,26 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     ]
     outputs = [node.communicate(timeout=240)[0] for node in nodes]
     assert [node.returncode for node in nodes] == [0, 0], outputs
-    ranks = []
-    for node in (0, 1):
-        report = json.loads((tmp_path / f"node{node}.json").read_text())
-        (summary,) = report["ranks"]["per_rank"]
-        assert summary["peak_rss"] > 50 * 2**20 and summary["operators"]
-        ranks.append(summary["rank"])
-    assert sorted(ranks) == [0, 1]
+    reports = [json.loads((tmp_path / f"node{node}.json").read_text()) for node in (0, 1)]
+    # Issue 31, point 2: the node of rank 0 shows every rank of both nodes, the other
+    # node's ranks carried there over the job's own c10d store; the other node's
+    # session shows its own rank and says where the whole view is.
+    (whole,) = [r for r in reports if 0 in [s["rank"] for s in r["ranks"]["per_rank"]]]
+    (other,) = [r for r in reports if r is not whole]
+    assert [summary["rank"] for summary in whole["ranks"]["per_rank"]] == [0, 1]
+    assert whole["context"]["ranks"] == 2
+    for summary in whole["ranks"]["per_rank"]:
+        assert summary["operators"]
+    local, remote = whole["ranks"]["per_rank"]
+    assert local["peak_rss"] > 50 * 2**20 and remote["peak_rss"] is None  # on its own node
+    (said,) = [n for n in whole["diagnostics"] if n["code"] == "ranks_across_nodes"]
+    assert "the other nodes' ranks 1" in said["message"]
+    (summary,) = other["ranks"]["per_rank"]
+    assert summary["rank"] == 1 and summary["peak_rss"] > 50 * 2**20 and summary["operators"]
+    (said,) = [n for n in other["diagnostics"] if n["code"] == "ranks_on_this_node_only"]
+    assert "the session on the node of rank 0 shows every rank" in said["message"]
+    # the same rank's rows, as its own node's session and rank 0's received them
+    assert remote["operators"] == summary["operators"]
 
 
 @pytest.mark.slow

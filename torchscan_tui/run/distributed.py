@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from torchscan_tui.analysis.diagnostics import make
+from torchscan_tui.analysis.records import Note
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import PeakRss, Report
 from torchscan_tui.run.handoff import HandoffFile
@@ -125,6 +127,44 @@ def read_ranks(
 
 
 PEAK_BYTES = 64  # "PEAK STEP": two numbers
+
+
+def spans_nodes(torchrun_options: Sequence[str]) -> bool:
+    """Whether ``--nnodes`` asks for more than one node (``2``, ``1:4``)."""
+    options = list(torchrun_options)
+    if "--nnodes" not in options:
+        return False
+    value = options[options.index("--nnodes") + 1] if options[-1] != "--nnodes" else "1"
+    return value.strip() not in ("1", "1:1")
+
+
+def nodes_notes(
+    torchrun_options: Sequence[str], local: Sequence[RankChannel], remote: Sequence[RankChannel]
+) -> list[Note]:
+    """What a session of a job across nodes holds: every node's ranks (rank 0's node, the
+    others' ranks carried over the job's store), or only its own (another node: where
+    the whole view is)."""
+    if not spans_nodes(torchrun_options):
+        return []
+    mine = sorted(c.rank for c in local if c.rank is not None)
+    theirs = sorted(c.rank for c in remote if c.rank is not None)
+    if 0 in mine:
+        return [make(
+            "ranks_across_nodes",
+            f"A job across nodes: this node's ranks {_listed(mine)} and the other nodes' "
+            f"ranks {_listed(theirs) if theirs else '(none arrived)'}, whose rows came over "
+            "the job's own c10d store. Their peak RSS is measured on their node: its "
+            "session shows it.",
+        )]  # fmt: skip
+    return [make(
+        "ranks_on_this_node_only",
+        f"A job across nodes: this session shows this node's ranks {_listed(mine)}; the "
+        "session on the node of rank 0 shows every rank of every node.",
+    )]  # fmt: skip
+
+
+def _listed(ranks: Sequence[int]) -> str:
+    return ", ".join(map(str, ranks)) or "(none)"
 
 
 def peak_and_step(text: bytes) -> tuple[int | None, int | None]:

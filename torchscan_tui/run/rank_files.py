@@ -21,6 +21,9 @@ HANDOFF_VARIABLE = "TORCHSCAN_HANDOFF_"  # + the file's name: "PATH:DEV:INO"
 PEAK_STEPS = "peak.steps"  # a plain peak pass's steps: "K SECONDS" lines (worker/peak_pass.py)
 
 
+REMOTE_CHANNEL = "remote.channel"  # other nodes' ranks' channels, as rank 0 collected them
+
+
 def channel_name(local_rank: int) -> str:
     return f"local-{local_rank}.channel"
 
@@ -53,3 +56,24 @@ def open_handoff(name: str) -> int:
         raise NotTheHandoff(f"{path} is no longer the file made for this process")
     os.set_blocking(fd, True)
     return fd
+
+
+def read_handoff(name: str, limit: int) -> bytes:
+    """What this process's file ``name`` holds (its first ``limit`` bytes), read through a
+    descriptor of its own that is checked to be the file the session made."""
+    spec = os.environ.get(handoff_variable(name))
+    if not spec:
+        raise NotTheHandoff(f"no {name} was made for this process")
+    path, device, inode = spec.rsplit(":", 2)
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) != (int(device), int(inode)):
+            raise NotTheHandoff(f"{path} is no longer the file made for this process")
+        parts, size = [], 0
+        while size < limit and (chunk := os.pread(fd, min(limit - size, 1 << 20), size)):
+            parts.append(chunk)
+            size += len(chunk)
+        return b"".join(parts)
+    finally:
+        os.close(fd)

@@ -21,6 +21,7 @@ from torchscan_tui.run.protocol import (
     MAX_LINE,
     InvalidMessage,
     PhaseMessage,
+    RankMessage,
     RowsMessage,
     decode_line,
 )
@@ -34,15 +35,25 @@ class RankTail:
     rank's report is built from them as they come (``channels``, by global rank; a rank
     is known once its first message has said which it is)."""
 
-    def __init__(self, files: Mapping[int, HandoffFile]):
+    def __init__(self, files: Mapping[int, HandoffFile], remote: HandoffFile | None = None):
         self.files = dict(files)  # by local rank
+        # A job across nodes: the other nodes' ranks' channels, one after another, as
+        # rank 0 collected them from the job's store (worker/node_reports.py).
+        self.remote = remote
         self.channels: dict[int, RankChannel] = {}  # by global rank
         self._by_local: dict[int, RankChannel] = {}
         self._partial: dict[int, bytes] = {}
+        self.remote_channels: list[RankChannel] = []
 
     @property
     def every_channel(self) -> list:
-        """Each local rank's channel, those that never said their rank included."""
+        """Each local rank's channel, those that never said their rank included, then
+        the other nodes' ranks that rank 0 collected."""
+        local = [self._by_local.setdefault(local, RankChannel(local)) for local in self.files]
+        return local + self.remote_channels
+
+    @property
+    def local_channels(self) -> list:
         return [self._by_local.setdefault(local, RankChannel(local)) for local in self.files]
 
     @property
@@ -72,7 +83,29 @@ class RankTail:
                 channel.take(InvalidMessage(f"a line over {MAX_LINE} bytes"))
             elif rest:
                 self._partial[local] = rest
+        if self.remote is not None:
+            self._poll_remote(found)
         return found
+
+    def _poll_remote(self, found: list) -> None:
+        """The other nodes' channels: each begins with its rank's own rank message, which
+        opens a channel of its own; the lines after it are that rank's."""
+        assert self.remote is not None
+        data = self._partial.pop(-1, b"") + self.remote.read_new(READ_CHUNK * 8)
+        complete, _, rest = data.rpartition(b"\n")
+        for line in complete.split(b"\n"):
+            message = decode_line(line) if line else None
+            if message is None:
+                continue
+            if isinstance(message, RankMessage) and message.rank not in self.channels:
+                self.remote_channels.append(RankChannel(message.local_rank))
+            if not self.remote_channels:
+                continue  # nothing before a rank's own first message counts
+            channel = self.remote_channels[-1]
+            if not channel.closed:
+                self._take(channel, line, found)
+        if len(rest) <= MAX_LINE and rest:
+            self._partial[-1] = rest
 
     def _take(self, channel: RankChannel, line: bytes, found: list) -> None:
         message = decode_line(line)
@@ -86,6 +119,8 @@ class RankTail:
     def close(self) -> None:
         for handoff in self.files.values():
             handoff.close()
+        if self.remote is not None:
+            self.remote.close()
 
 
 def follow_ranks(

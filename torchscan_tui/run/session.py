@@ -31,9 +31,11 @@ from torchscan_tui.formats.report_schema import ExitStatus, Report, RunStatus
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
     PEAK_BYTES,
+    nodes_notes,
     peak_and_step,
     rank_peak,
     read_ranks,
+    spans_nodes,
     torchrun_failure,
 )
 from torchscan_tui.run.events import (
@@ -64,7 +66,7 @@ from torchscan_tui.run.protocol import (
     apply_head,
     read_messages,
 )
-from torchscan_tui.run.rank_files import PEAK_STEPS, channel_name, rss_name
+from torchscan_tui.run.rank_files import PEAK_STEPS, REMOTE_CHANNEL, channel_name, rss_name
 from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
 MAX_STORED_SAMPLES = 240
@@ -530,9 +532,16 @@ class Session:
         self._emit(ProfileMeta({"context": {"ranks": nproc, "ranks_streaming": True}}))
         try:
             channels = {local: HandoffFile(folder, channel_name(local)) for local in range(nproc)}
+            # Across nodes, the other nodes' ranks come to rank 0's node over the job's
+            # store (worker/node_reports.py): a file for them, whichever node that is.
+            remote = (
+                HandoffFile(folder, REMOTE_CHANNEL)
+                if spans_nodes(self.config.torchrun_options)
+                else None
+            )
         except OSError as exc:
             return self._finish("failed", f"no channel files for the ranks: {exc}", False)
-        tail = RankTail(channels)
+        tail = RankTail(channels, remote)
         try:
             return self._follow_rank_job(tail, nproc)
         finally:
@@ -548,7 +557,10 @@ class Session:
                     self.config.rank_worker_command(),
                     on_output=self._output("profiler"),
                     grace_seconds=self.config.grace_seconds,
-                    env=handoff_env(list(tail.files.values()), _worker_env()),
+                    env=handoff_env(
+                        [*tail.files.values(), *([tail.remote] if tail.remote else [])],
+                        _worker_env(),
+                    ),  # fmt: skip
                 )
             )
         except OSError as exc:
@@ -574,11 +586,14 @@ class Session:
             self._emit(ProfileMeta({"context": {"ranks": nproc}}))  # no longer streaming
             return self._finish("cancelled", "cancelled while profiling the ranks", False)
         # Each rank's peak comes from the peak pass, after: its local rank says whose.
-        self._rank_places = {channel.rank: channel.local_rank for channel in tail.every_channel
+        self._rank_places = {channel.rank: channel.local_rank for channel in tail.local_channels
                              if channel.rank is not None}  # fmt: skip
         reports, problems = read_ranks(tail.every_channel, nproc, {})
         if reports:
             combined = multi_rank_report(reports)
+            combined["diagnostics"] += nodes_notes(
+                self.config.torchrun_options, tail.local_channels, tail.remote_channels
+            )
             head = head_of(combined)
             head.pop("run", None)  # these three are this run's, as the session measured
             head.pop("workload", None)

@@ -32,7 +32,11 @@ def main(argv: list[str]) -> int:
     worker_args[cut:cut] = ["--channel-fd", str(fd)]
     from torchscan_tui.worker.main import main as worker_main
 
-    return worker_main(worker_args)
+    code = worker_main(worker_args)
+    from torchscan_tui.worker.node_reports import share_across_nodes
+
+    share_across_nodes()  # a job across nodes: the others' ranks to rank 0's session
+    return code
 
 
 if __name__ == "__main__":

@@ -1,0 +1,106 @@
+"""A job across nodes in one session: each rank's channel travels to rank 0's node over
+the job's own c10d store (issue 31, point 2).
+
+Under torchrun each node's session follows only the ranks it started: their channel
+files are on its disk. A job of several nodes already has a store every rank reaches,
+the one its rendezvous made (``MASTER_ADDR``/``MASTER_PORT``: torchrun's agent store, as
+``init_process_group("env://")`` uses it). So, once its profile is done, each rank on a
+node other than rank 0's puts its whole channel (the lines it wrote to its own file,
+read back from it) under ``torchscan/<run id>/channel/<rank>``; rank 0's worker waits for
+them (up to :data:`WAIT_SECONDS` after its own profile) and appends each to the
+``remote.channel`` file its session made, which that session follows as it follows its
+own ranks' files. No transport of ours: the job's own store carries the bytes.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+from torchscan_tui.run.rank_files import (
+    REMOTE_CHANNEL,
+    NotTheHandoff,
+    channel_name,
+    open_handoff,
+    read_handoff,
+)
+
+WAIT_SECONDS = 120.0  # how long rank 0 waits for the other nodes' channels
+MAX_CHANNEL = 256 << 20  # the most of its channel a rank sends
+
+
+def key(run_id: str, rank: int) -> str:
+    return f"torchscan/{run_id}/channel/{rank}"
+
+
+def spans_nodes(environ: os._Environ | dict) -> bool:
+    """Whether this torchrun job has ranks on other nodes than this one."""
+    try:
+        return int(environ.get("WORLD_SIZE", "1")) > int(environ.get("LOCAL_WORLD_SIZE", "1"))
+    except ValueError:
+        return False
+
+
+def this_nodes_ranks(environ: os._Environ | dict) -> range:
+    """The global ranks torchrun gave this node: contiguous, from this rank's less its
+    local rank."""
+    rank, local = int(environ["RANK"]), int(environ["LOCAL_RANK"])
+    return range(rank - local, rank - local + int(environ["LOCAL_WORLD_SIZE"]))
+
+
+def job_store(environ: os._Environ | dict, seconds: float) -> Any:
+    """A client of the job's store (the rendezvous's: torchrun's agent store)."""
+    from torch.distributed import TCPStore
+
+    return TCPStore(environ["MASTER_ADDR"], int(environ["MASTER_PORT"]), is_master=False,
+                    timeout=timedelta(seconds=seconds))  # fmt: skip
+
+
+def share_across_nodes(environ: os._Environ | dict = os.environ) -> None:
+    """After this rank's profile: put its channel in the job's store; rank 0 collects
+    the other nodes' into its session's ``remote.channel``. Says on stderr what failed,
+    never fails the rank (its own node's session has its rows whatever happens here)."""
+    if not spans_nodes(environ):
+        return
+    rank, local = int(environ["RANK"]), int(environ["LOCAL_RANK"])
+    run_id = environ.get("TORCHELASTIC_RUN_ID", "none")
+    try:
+        store = job_store(environ, WAIT_SECONDS)
+        mine = this_nodes_ranks(environ)
+        if 0 not in mine:  # a rank of another node than rank 0's
+            store.set(key(run_id, rank), read_handoff(channel_name(local), MAX_CHANNEL))
+        if rank == 0:
+            others = [r for r in range(int(environ["WORLD_SIZE"])) if r not in mine]
+            collect(store, run_id, others, WAIT_SECONDS, time.monotonic)
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+        print(f"torchscan-tui: rank {rank}: the job's store did not carry the ranks of "
+              f"other nodes: {exc}", file=sys.stderr)  # fmt: skip
+
+
+def collect(store: Any, run_id: str, ranks: list[int], seconds: float,
+            clock: Callable[[], float]) -> list[int]:  # fmt: skip
+    """Append each of ``ranks``' channels to ``remote.channel`` as it arrives, until all
+    have or ``seconds`` have passed; returns the ranks that never came."""
+    try:
+        fd = open_handoff(REMOTE_CHANNEL)
+    except NotTheHandoff as exc:
+        raise OSError(str(exc)) from None
+    waiting = list(ranks)
+    deadline = clock() + seconds
+    try:
+        while waiting and clock() < deadline:
+            arrived = [r for r in waiting if store.check([key(run_id, r)])]
+            for rank in arrived:
+                data = memoryview(store.get(key(run_id, rank)))
+                while data:
+                    data = data[os.write(fd, data) :]
+                waiting.remove(rank)
+            if waiting:
+                time.sleep(0.2)
+    finally:
+        os.close(fd)
+    return waiting
