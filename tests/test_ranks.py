@@ -373,15 +373,17 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     for summary in whole["ranks"]["per_rank"]:
         assert summary["operators"]
     local, remote = whole["ranks"]["per_rank"]
-    assert local["peak_rss"] > 50 * 2**20 and remote["peak_rss"] is None  # on its own node
+    assert local["peak_rss"] > 50 * 2**20 and remote["peak_rss"] > 50 * 2**20
     (said,) = [n for n in whole["diagnostics"] if n["code"] == "ranks_across_nodes"]
     assert "the other nodes' ranks 1" in said["message"]
     (summary,) = other["ranks"]["per_rank"]
     assert summary["rank"] == 1 and summary["peak_rss"] > 50 * 2**20 and summary["operators"]
     (said,) = [n for n in other["diagnostics"] if n["code"] == "ranks_on_this_node_only"]
     assert "the session on the node of rank 0 shows every rank" in said["message"]
-    # the same rank's rows, as its own node's session and rank 0's received them
+    # the same rank's rows and peak, as its own node's session and rank 0's received them
     assert remote["operators"] == summary["operators"]
+    assert remote["peak_rss"] == summary["peak_rss"]
+    assert "on " in remote["source"] and "local rank 0" in remote["source"]  # node labels
 
 
 @pytest.mark.slow

@@ -60,6 +60,8 @@ class RankChannel:
     def __init__(self, local_rank: int):
         self.local_rank = local_rank
         self.rank: int | None = None
+        self.node = ""  # the session's name for the rank's node (its rank message says)
+        self.host = ""
         self.report = new_report()
         self.terminal: DoneMessage | ErrorMessage | InvalidMessage | None = None
 
@@ -76,6 +78,7 @@ class RankChannel:
             case RankMessage(rank=rank, local_rank=local_rank):
                 if self.rank is None and local_rank == self.local_rank:
                     self.rank = rank
+                    self.node, self.host = message.node, message.host
                 else:
                     self.terminal = InvalidMessage("a second rank message, or another rank's")
             case _ if self.rank is None:
@@ -122,7 +125,8 @@ def read_ranks(
         )  # fmt: skip
         report["totals"] = {**(report.get("totals") or {}), "process_peak_rss": rss}
         assert rank is not None
-        reports[rank] = (f"rank {rank} (local rank {channel.local_rank})", report)
+        on = f" on {channel.host}" if channel.host else ""
+        reports[rank] = (f"rank {rank} (local rank {channel.local_rank}{on})", report)
     return reports, problems
 
 
@@ -152,9 +156,8 @@ def nodes_notes(
         return [make(
             "ranks_across_nodes",
             f"A job across nodes: this node's ranks {_listed(mine)} and the other nodes' "
-            f"ranks {_listed(theirs) if theirs else '(none arrived)'}, whose rows came over "
-            "the job's own c10d store. Their peak RSS is measured on their node: its "
-            "session shows it.",
+            f"ranks {_listed(theirs) if theirs else '(none arrived)'}, whose rows and peak "
+            "RSS (each measured on its own node) came over the job's own c10d store.",
         )]  # fmt: skip
     return [make(
         "ranks_on_this_node_only",
@@ -176,6 +179,20 @@ def peak_and_step(text: bytes) -> tuple[int | None, int | None]:
         return None, None
     peak, step = int(words[0]), (int(words[1]) if len(words) == 2 else None)
     return peak, step
+
+
+REMOTE_PEAKS_BYTES = 1 << 20  # "NODE LOCAL PEAK" lines: room for thousands of ranks
+
+
+def remote_peaks(text: bytes) -> dict[tuple[str, int], int]:
+    """The other nodes' ranks' peaks, as rank 0 wrote them (``NODE LOCAL PEAK`` lines),
+    by (node, local rank); a line that is not three such words is skipped."""
+    found: dict[tuple[str, int], int] = {}
+    for line in text.decode("utf-8", "replace").splitlines():
+        words = line.split()
+        if len(words) == 3 and words[1].isdigit() and words[2].isdigit() and len(words[2]) < 20:
+            found[(words[0], int(words[1]))] = int(words[2])
+    return found
 
 
 def rank_peak(handoff: HandoffFile | None) -> int | None:

@@ -92,6 +92,8 @@ class DoneMessage(_Message, tag="done"):
 class RankMessage(_Message, tag="rank"):
     rank: int
     local_rank: int
+    node: str = ""  # the session's own name for its node (run/rank_files.NODE_VARIABLE)
+    host: str = ""  # the node's host name, to label the rank with
 
 
 Message = PhaseMessage | HeadMessage | RowsMessage | ErrorMessage | DoneMessage | RankMessage

@@ -22,6 +22,8 @@ PEAK_STEPS = "peak.steps"  # a plain peak pass's steps: "K SECONDS" lines (worke
 
 
 REMOTE_CHANNEL = "remote.channel"  # other nodes' ranks' channels, as rank 0 collected them
+REMOTE_PEAKS = "remote.rss"  # other nodes' ranks' peaks: "NODE LOCAL_RANK PEAK" lines
+NODE_VARIABLE = "TORCHSCAN_NODE"  # the session's name for its node, the same in both passes
 
 
 def channel_name(local_rank: int) -> str:

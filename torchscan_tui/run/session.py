@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import statistics
 import subprocess
 import sys
@@ -31,10 +32,12 @@ from torchscan_tui.formats.report_schema import ExitStatus, Report, RunStatus
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.distributed import (
     PEAK_BYTES,
+    REMOTE_PEAKS_BYTES,
     nodes_notes,
     peak_and_step,
     rank_peak,
     read_ranks,
+    remote_peaks,
     spans_nodes,
     torchrun_failure,
 )
@@ -66,7 +69,14 @@ from torchscan_tui.run.protocol import (
     apply_head,
     read_messages,
 )
-from torchscan_tui.run.rank_files import PEAK_STEPS, REMOTE_CHANNEL, channel_name, rss_name
+from torchscan_tui.run.rank_files import (
+    NODE_VARIABLE,
+    PEAK_STEPS,
+    REMOTE_CHANNEL,
+    REMOTE_PEAKS,
+    channel_name,
+    rss_name,
+)
 from torchscan_tui.run.rank_tail import RankTail, follow_ranks
 
 MAX_STORED_SAMPLES = 240
@@ -199,6 +209,11 @@ class Session:
         self._peak_running = threading.Event()  # the peak pass runs: a stop ends only it
         self._peak_stopped_by: str | None = None  # who ended it early ("you", "--timeout")
         self._rank_places: dict[int, int] = {}  # a torchrun job: each rank's local rank
+        # A job across nodes: each other node's rank's (node, local rank), and the peaks
+        # collected for them (worker/node_reports.py); this node's name in both passes.
+        self._remote_places: dict[int, tuple[str, int]] = {}
+        self._remote_peaks: HandoffFile | None = None
+        self._node = secrets.token_hex(6)
 
     @property
     def _run(self) -> RunStatus:
@@ -240,6 +255,9 @@ class Session:
             self._trace = None
         for handoff in self._rss_files.values():
             handoff.close()
+        if self._remote_peaks is not None:
+            self._remote_peaks.close()
+            self._remote_peaks = None
         for made in self._private_dirs:
             made.remove()
         self._private_dirs.clear()
@@ -326,7 +344,13 @@ class Session:
                 self._rss_files = {-1: HandoffFile(folder, PEAK_STEPS)}
         except OSError as exc:
             return self._finish("failed", f"no private files for the peak pass: {exc}", True)
-        env = handoff_env(list(self._rss_files.values()), _worker_env())
+        if nproc is not None and spans_nodes(self.config.torchrun_options):
+            try:
+                self._remote_peaks = HandoffFile(folder, REMOTE_PEAKS)
+            except OSError as exc:
+                return self._finish("failed", f"no private files for the peak pass: {exc}", True)
+        remote = [self._remote_peaks] if self._remote_peaks is not None else []
+        env = handoff_env([*self._rss_files.values(), *remote], self._node_env())
         try:
             with self._lock:
                 self._peak_running.set()
@@ -419,17 +443,27 @@ class Session:
             "torch_import_seconds": steps.torch_import_seconds,
         }
 
+    def _node_env(self) -> dict[str, str]:
+        """The ranks' environment: this node named as in both passes (a job across nodes
+        pairs each rank's peak with its rows by node and local rank)."""
+        return _node_env_of(self._node)
+
     def _fill_rank_peaks(self) -> None:
         """A torchrun job's ranks: each rank's own peak, from the file its local rank
         wrote in the peak pass, into its summary (the profile pass came first)."""
         ranks = self.report.get("ranks")
         if not ranks or not self._rank_places:
             return
+        remote = remote_peaks(self._remote_peaks.read_all(REMOTE_PEAKS_BYTES)
+                              if self._remote_peaks is not None else b"")  # fmt: skip
         for summary in ranks.get("per_rank") or []:
             local = self._rank_places.get(summary["rank"])
+            place = self._remote_places.get(summary["rank"])
             summary["peak_rss"] = (
-                rank_peak(self._rss_files.get(local)) if local is not None else None
-            )
+                rank_peak(self._rss_files.get(local)) if local is not None
+                else remote.get(place) if place is not None
+                else None
+            )  # fmt: skip
         self._emit(ProfileMeta(head_of(self.report)))
 
     def _rss_scope(self, limit: int) -> ExitStatus:
@@ -559,7 +593,7 @@ class Session:
                     grace_seconds=self.config.grace_seconds,
                     env=handoff_env(
                         [*tail.files.values(), *([tail.remote] if tail.remote else [])],
-                        _worker_env(),
+                        self._node_env(),
                     ),  # fmt: skip
                 )
             )
@@ -588,6 +622,9 @@ class Session:
         # Each rank's peak comes from the peak pass, after: its local rank says whose.
         self._rank_places = {channel.rank: channel.local_rank for channel in tail.local_channels
                              if channel.rank is not None}  # fmt: skip
+        self._remote_places = {channel.rank: (channel.node, channel.local_rank)
+                               for channel in tail.remote_channels
+                               if channel.rank is not None}  # fmt: skip
         reports, problems = read_ranks(tail.every_channel, nproc, {})
         if reports:
             combined = multi_rank_report(reports)
@@ -680,6 +717,10 @@ def _forged(problem: str, rows: int) -> ErrorMessage:
         f"the workload write to its file descriptors? {rows} rows received before it are "
         "kept, marked incomplete",
     )
+
+
+def _node_env_of(node: str) -> dict[str, str]:
+    return {**_worker_env(), NODE_VARIABLE: node}
 
 
 def _worker_env() -> dict[str, str]:

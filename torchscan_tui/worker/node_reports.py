@@ -22,7 +22,9 @@ from datetime import timedelta
 from typing import Any
 
 from torchscan_tui.run.rank_files import (
+    NODE_VARIABLE,
     REMOTE_CHANNEL,
+    REMOTE_PEAKS,
     NotTheHandoff,
     channel_name,
     open_handoff,
@@ -30,6 +32,7 @@ from torchscan_tui.run.rank_files import (
 )
 
 WAIT_SECONDS = 120.0  # how long rank 0 waits for the other nodes' channels
+READ_WAIT_SECONDS = 30.0  # how long a node's peak collector waits for the others to read
 MAX_CHANNEL = 256 << 20  # the most of its channel a rank sends
 
 
@@ -79,6 +82,48 @@ def share_across_nodes(environ: os._Environ | dict = os.environ) -> None:
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
         print(f"torchscan-tui: rank {rank}: the job's store did not carry the ranks of "
               f"other nodes: {exc}", file=sys.stderr)  # fmt: skip
+
+
+def share_peak(peak_text: str, environ: os._Environ | dict = os.environ) -> None:
+    """The peak pass's end (``worker/rank_rss.py``): every rank adds ``NODE LOCAL_RANK
+    PEAK`` to the job's store, and each node's local rank 0 writes the other nodes' lines
+    into its session's ``remote.rss``. A c10d rendezvous may hand out global ranks in
+    another order than in the profile pass, so the node that was rank 0's may not be so
+    now: every node collects, and its node and local rank name a peak, not its rank."""
+    if not spans_nodes(environ):
+        return
+    rank, local = int(environ["RANK"]), int(environ["LOCAL_RANK"])
+    prefix = f"torchscan/{environ.get('TORCHELASTIC_RUN_ID', 'none')}"
+    node = environ.get(NODE_VARIABLE, "")
+    try:
+        store = job_store(environ, WAIT_SECONDS)
+        index = store.add(f"{prefix}/peaks", 1)
+        store.set(f"{prefix}/peak/{index}", f"{node} {local} {peak_text}\n")
+        if local == 0:
+            world = int(environ["WORLD_SIZE"])
+            nodes = max(world // int(environ["LOCAL_WORLD_SIZE"]), 1)
+            arrived = _wait_for_count(store, f"{prefix}/peaks", world)
+            fd = open_handoff(REMOTE_PEAKS)
+            try:
+                for found in range(1, arrived + 1):
+                    line = store.get(f"{prefix}/peak/{found}")
+                    if not line.startswith(f"{node} ".encode()):
+                        os.write(fd, line)
+            finally:
+                os.close(fd)
+            store.add(f"{prefix}/peaks_read", 1)  # the store's host waits for every reader
+            _wait_for_count(store, f"{prefix}/peaks_read", nodes, READ_WAIT_SECONDS)
+    except (OSError, RuntimeError, ValueError, KeyError) as exc:
+        print(f"torchscan-tui: rank {rank}: the job's store did not carry the other nodes' "
+              f"peaks: {exc}", file=sys.stderr)  # fmt: skip
+
+
+def _wait_for_count(store: Any, counter: str, count: int, seconds: float = WAIT_SECONDS) -> int:
+    """Until ``counter`` reaches ``count`` or ``seconds`` pass; its value then."""
+    deadline = time.monotonic() + seconds
+    while (value := store.add(counter, 0)) < count and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return int(value)
 
 
 def collect(store: Any, run_id: str, ranks: list[int], seconds: float,

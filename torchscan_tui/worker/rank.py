@@ -10,9 +10,10 @@ the script can run, which the session follows as it grows (``run/rank_tail.py``)
 from __future__ import annotations
 
 import os
+import socket
 import sys
 
-from torchscan_tui.run.rank_files import channel_name, open_handoff
+from torchscan_tui.run.rank_files import NODE_VARIABLE, channel_name, open_handoff
 from torchscan_tui.worker.quick_exit import exit_without_teardown
 
 
@@ -27,7 +28,8 @@ def main(argv: list[str]) -> int:
         return 1
     from torchscan_tui.run.protocol import ChannelWriter, RankMessage
 
-    ChannelWriter(fd).send(RankMessage(rank, local_rank))
+    node = os.environ.get(NODE_VARIABLE, "")
+    ChannelWriter(fd).send(RankMessage(rank, local_rank, node, socket.gethostname()))
     cut = worker_args.index("--") if "--" in worker_args else len(worker_args)
     worker_args[cut:cut] = ["--channel-fd", str(fd)]
     from torchscan_tui.worker.main import main as worker_main

@@ -33,6 +33,10 @@ def write_peak(fd: int | None, stopped_at: int | None = None) -> None:
         os.write(fd, text.encode())
     except OSError:
         pass
+    if "torch" in sys.modules:  # a job across nodes: the peak to rank 0's session too
+        from torchscan_tui.worker.node_reports import share_peak
+
+        share_peak(str(peak))
 
 
 def stop_at(limit: int, fd: int | None) -> Callable[[], None]:
