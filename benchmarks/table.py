@@ -198,7 +198,7 @@ def line(name, samples):
 async def main() -> None:
     args = benchmark_args("rows")
     rows = real_rows(args.rows)  # real-shaped (issue 31); synthetic_rows for the old figures
-    text = "[4, *]"
+    text = "[8, 64, *]"  # real-shaped rows: the training script's activations
     stock_load, stock_key, our_load, our_key, our_sort, our_changing = [], [], [], [], [], []
     for _ in range(args.repeats):
         loaded, key = await stock_keystroke(rows, text)

@@ -25,7 +25,9 @@ async def test_x_during_the_peak_pass_ends_it_there_and_the_run_is_done(until):
         screen = app.main_screen
         await until(pilot, lambda: screen.state.phase == "measuring", timeout=120)
         assert screen.view.rows  # the rows are in before the peak pass
-        assert "Stop" in {key.description for key in app.query("FooterKey")}
+        # the footer recomposes after the phase changes its bindings: a frame later
+        await until(pilot, lambda: "Stop" in {key.description for key in app.query("FooterKey")},
+                    timeout=10)  # fmt: skip
         await until(pilot, lambda: len(screen.state.samples) > 20, timeout=60)  # it runs
         await pilot.press("x")
         await until(pilot, lambda: screen.state.outcome is not None, timeout=60)
