@@ -96,3 +96,32 @@ def test_a_worker_bounded_to_a_budget_stops_an_op_dense_window_early(workloads, 
     calls = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls["Optimizer.step#SGD.step"] == steps["profiled"]  # the rows hold the kept steps
     assert "collecting its events" in result.stderr  # progress between the steps and grouping
+
+
+def test_op_dense_steps_or_no_room_take_no_traced_step_and_say_why():
+    """The step after the window, traced for call sites, records several times a step:
+    a traced step of 36k small ops took 2.1 GB and 95 s more than the window. Past
+    MAX_TRACED_STEP_BYTES a step, or without room for it in the budget, none is taken."""
+    from torchscan_tui.worker.call_sites import SiteStep
+    from torchscan_tui.worker.steps import MAX_TRACED_STEP_BYTES, TRACED_STEP_COST, StepWindow
+
+    def window_of(memory: WindowMemory, steps: int = 2) -> StepWindow:
+        window = StepWindow(0, steps)
+        window.memory, window.site_step = memory, SiteStep()
+        memory.window_opens()
+        for _ in range(steps):
+            memory.step_done()
+            window.step_seconds.append(0.1)
+        return window
+
+    dense = window_of(WindowMemory(None, "test", growing(MAX_TRACED_STEP_BYTES + MB)))
+    assert dense._site_step_follows() is False
+    assert dense.site_step is not None and "op-dense" in (dense.site_step.missing or "")
+    per_step = 10 * MB  # light steps, but a budget with room for the window alone
+    tight = WindowMemory(int(PEAK_PER_RECORDED * per_step * (2 + TRACED_STEP_COST - 1)), "test",
+                         growing(per_step))  # fmt: skip
+    window = window_of(tight)
+    assert window._site_step_follows() is False
+    assert "budget leaves no room" in (window.site_step.missing or "")  # type: ignore[union-attr]
+    roomy = window_of(WindowMemory(None, "test", growing(per_step)))
+    assert roomy._site_step_follows() is True

@@ -36,6 +36,12 @@ from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
 from torchscan_tui.worker.window_memory import WindowMemory
 
+# The step after the window, traced for call sites (worker/call_sites.py), records far
+# more than a step (each call into torch ranged, Python frames, memory): not taken past
+# this much recording a step, and only with room for this many steps' worth.
+MAX_TRACED_STEP_BYTES = 32 << 20
+TRACED_STEP_COST = 4
+
 
 class WindowComplete(BaseException):  # noqa: N818 - not an error: the window is in
     """Raised from the step that completes the window, to end the script there."""
@@ -178,12 +184,26 @@ class StepWindow:
                 raise WindowComplete
 
     def _site_step_follows(self) -> bool:
-        """Whether one more step runs, traced for call sites (not when memory cut the
-        window: that step would need room too)."""
-        if self.site_step is None:
+        """Whether one more step runs, traced for call sites: not when memory cut the
+        window, nor for op-dense steps (a traced step of 36k small ops took 2.1 GB and
+        95 s more than the window itself: benchmarks/window_memory.py), nor when the
+        budget leaves no room for one at several times a step's recording."""
+        step = self.site_step
+        if step is None:
             return False
         if self.memory.cut_after is not None:
-            self.site_step.missing = "the window was cut for memory, so no step after it was traced"
+            step.missing = "the window was cut for memory, so no step after it was traced"
+            return False
+        per_step = self.memory.recorded / max(len(self.step_seconds), 1)
+        if per_step > MAX_TRACED_STEP_BYTES:
+            step.missing = (
+                f"the steps are op-dense (recording one grew the worker by "
+                f"{per_step / 2**20:.0f} MiB): tracing one more for call sites would cost "
+                "several times that in time and memory, so none was traced"
+            )
+            return False
+        if not self.memory.room_for(TRACED_STEP_COST * per_step):
+            step.missing = "the worker's memory budget leaves no room to trace one more step"
             return False
         return True
 

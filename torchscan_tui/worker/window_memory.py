@@ -115,6 +115,13 @@ class WindowMemory:
         self.cut_after = steps_done
         return False
 
+    def room_for(self, more: float) -> bool:
+        """Whether ``more`` bytes of recording would stay within the budget at the
+        worker's peak (no budget, or no reading: yes)."""
+        if self.budget is None or self.baseline is None:
+            return True
+        return (self.recorded + more) * PEAK_PER_RECORDED <= self.budget
+
     def projected_peak(self) -> int:
         """The worker's growth at its peak that the steps recorded so far predict."""
         return int(self.recorded * PEAK_PER_RECORDED)
