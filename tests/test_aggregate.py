@@ -80,6 +80,7 @@ def test_agrees_on_nested_same_name_annotations_and_memory_outside_ops():
     _compare(_profile(nested))
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_agrees_on_many_shapes():
     def shapes():
         for size in range(1, 40):

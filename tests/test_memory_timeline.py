@@ -85,6 +85,7 @@ def test_a_known_tensor_at_a_known_step_is_the_peak_and_its_top_line(workloads, 
     assert again["held_at_peak"][0] == top
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_a_2021_trace_gives_its_curve_and_peak_but_nothing_held():
     """Point 6 on the shared ResNet-50 trace: its [memory] instants have Bytes only (no
     Addr, no Total Allocated). The curve is the running sum, its peak the one computed

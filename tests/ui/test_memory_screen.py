@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 
+import pytest
 from replay import replay_source
 from textual.widgets import Input
 
@@ -25,6 +26,7 @@ def _block():
     return memory_block(records, [StepSpan("3", 0, 15), StepSpan("4", 16, 40)], 0)
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_m_shows_the_curve_the_peak_and_what_it_held_and_exports_it(until, tmp_path):
     app = create_app(source=replay_source(memory=_block()), show_clock=False)
     async with app.run_test(size=(160, 40)) as pilot:
