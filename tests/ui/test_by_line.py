@@ -61,3 +61,39 @@ async def test_l_on_a_profile_without_stacks_says_how_to_record_them(until):
         await pilot.pause()
         assert not isinstance(app.screen, ByLineScreen)
         assert any("with_stack=True" in str(n.message) for n in app._notifications)
+
+
+def _row(operator: str, site: str, seconds: float) -> dict:
+    return {"operator": operator, "input_shapes": [], "cpu_self_seconds": seconds,
+            "device_self_seconds": None,
+            "sites": [{"site": site, "cpu_self_seconds": seconds, "share": 1.0}]}  # fmt: skip
+
+
+async def test_l_filters_its_lines_by_words_and_escape_goes_back_then_out():
+    """Issue 29, point 3: the by-line view filters its own lines (file, function or
+    operators; every word), as well as showing the rows the profile's filter shows."""
+    from textual.app import App
+
+    rows = [_row("aten::mm", "/p/model.py(12): forward", 0.3),
+            _row("aten::softmax", "/p/attention.py(40): forward", 0.2),
+            _row("aten::add_", "/p/train.py(7): <module>", 0.1)]  # fmt: skip
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(ByLineScreen(rows, 0.6, []))
+
+    app = Host()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ByLineScreen) and len(screen.lines) == 3
+        await pilot.press("slash", *"forward", "space", *"softmax")
+        await pilot.pause()
+        assert [line["site"] for line in screen.lines] == ["/p/attention.py(40): forward"]
+        assert screen.query_one(DataTable).row_count == 1
+        await pilot.press("escape")  # out of the box, still in the view
+        await pilot.pause()
+        assert app.screen is screen and isinstance(screen.focused, DataTable)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.screen is not screen

@@ -156,6 +156,18 @@ def site_rows(self_ns: Mapping[str, int], row_self_ns: int) -> list[SiteRow]:
     return rows
 
 
+def lines_matching(lines: Iterable[LineRow], text: str) -> list[LineRow]:
+    """The lines whose site or operators hold every word of ``text`` (any case)."""
+    words = text.casefold().split()
+    if not words:
+        return list(lines)
+    return [
+        line
+        for line in lines
+        if all(word in f"{line['site']} {' '.join(line['operators'])}".casefold() for word in words)
+    ]
+
+
 def by_line(rows: Iterable[Mapping[str, Any]], by_device: bool = False) -> list[LineRow]:
     """The by-line view: CPU self time summed by call site over every row, each line with
     the operators it ran (their self time there); device self time by the same shares.

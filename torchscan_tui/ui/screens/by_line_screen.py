@@ -16,10 +16,10 @@ from textual import on
 from textual.app import ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Footer, Input, Static
 
 from torchscan_tui.analysis.records import LineRow
-from torchscan_tui.analysis.sites import by_line
+from torchscan_tui.analysis.sites import by_line, lines_matching
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
@@ -52,6 +52,12 @@ class ByLineScreen(Screen[None]):
         Binding("enter", "open_line", "Open", tooltip="Open the line in $VISUAL / $EDITOR"),
         Binding("c", "sort(False)", "CPU", tooltip="Largest CPU self time first"),
         Binding("g", "sort(True)", "Device", tooltip="Largest device self time first"),
+        Binding(
+            "slash",
+            "focus_filter",
+            "Filter",
+            tooltip="Lines whose file, function or operators hold every word",
+        ),  # fmt: skip
     ]
 
     def __init__(
@@ -64,6 +70,7 @@ class ByLineScreen(Screen[None]):
         super().__init__()
         self.rows = list(rows)  # the profile screen's rows, its filter applied
         self.by_device = False
+        self.words = ""  # this screen's own filter, over the lines
         self.lines = by_line(self.rows)
         self.total = total  # every row's CPU self time: each line's share of it
         self.roots = list(roots)  # where a relative file is looked for
@@ -71,6 +78,8 @@ class ByLineScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="by-line-title")
+        yield Input(placeholder="/ filter: words in the line's file, function or operators",
+                    id="by-line-filter")  # fmt: skip
         table: DataTable = DataTable(id="by-line-table", cursor_type="row", zebra_stripes=True)
         for title, width in COLUMNS:
             table.add_column(title, width=width)
@@ -102,13 +111,34 @@ class ByLineScreen(Screen[None]):
             title.append(f"  ({self.scope})", style="dim")
         self.query_one("#by-line-title", Static).update(title)
         order = "device" if self.by_device else "CPU"
-        self.say(f" {len(self.lines):,} source lines, largest {order} self time first; "
-                 "enter opens one, c / g sort")  # fmt: skip
+        matching = f" matching {self.words!r}" if self.words.strip() else ""
+        self.say(f" {len(self.lines):,} source lines{matching}, largest {order} self time "
+                 "first; enter opens one, c / g sort, / filters")  # fmt: skip
 
     def action_sort(self, by_device: bool) -> None:
         self.by_device = by_device
-        self.lines = by_line(self.rows, by_device)
+        self._refilter()
+
+    def _refilter(self) -> None:
+        self.lines = lines_matching(by_line(self.rows, self.by_device), self.words)
         self._fill()
+
+    def action_focus_filter(self) -> None:
+        self.query_one("#by-line-filter", Input).focus()
+
+    @on(Input.Changed, "#by-line-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.words = event.value
+        self._refilter()
+
+    @on(Input.Submitted, "#by-line-filter")
+    def _filter_done(self) -> None:
+        self.query_one(DataTable).focus()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if isinstance(self.focused, Input) and action in ("sort", "focus_filter", "close"):
+            return action == "close"  # typing: c, g, / and q are characters; escape leaves
+        return True
 
     def _share(self, line: LineRow) -> str:
         if not self.total:
@@ -119,6 +149,9 @@ class ByLineScreen(Screen[None]):
         self.query_one("#by-line-status", Static).update(literal(words, one_line=True))
 
     def action_close(self) -> None:
+        if isinstance(self.focused, Input):  # escape in the filter box: back to the lines
+            self.query_one(DataTable).focus()
+            return
         self.dismiss()
 
     @on(DataTable.RowSelected)
