@@ -184,10 +184,11 @@ def _device_waits(trace_events: list) -> list[DeviceWait]:
     ]
 
 
-def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
+def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter, set]:
     """The complete events grouping reads, their canonical categories and activity
-    classes, and how many events of each category it set apart (waits and categories it
-    cannot place: named in a diagnostic, never turned into CPU time).
+    classes, how many events of each category it set apart (waits and categories it
+    cannot place: named in a diagnostic, never turned into CPU time), and every category
+    present (as the trace spells it).
 
     One pass in Python over the events (the filter); the rest are C-level maps.
     """
@@ -211,14 +212,11 @@ def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter]:
         list(map(canonical.__getitem__, raw)),
         list(map(classes.__getitem__, raw)),
         set_apart,
+        present,
     )
 
 
 PYTHON_FUNCTION = "python_function"
-
-
-def categories_present(trace_events: list) -> set:
-    return set(map(_CATEGORY, trace_events))
 
 
 def _python_frames(trace_events: list, args: list) -> PythonFrames | None:
@@ -280,7 +278,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
     integer nanoseconds.
     """
     try:
-        complete, categories, classes, set_apart = _placed(trace_events)
+        complete, categories, classes, set_apart, present = _placed(trace_events)
         memory = _memory_instants(trace_events)
         read = len(complete) + len(memory)
         names = list(map(_NAME, complete))
@@ -329,11 +327,7 @@ def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumn
         waits = _device_waits(trace_events)
         sites = call_sites([None if a is None else a.call_stack for a in args])
         sites_from = FROM_CALL_STACK if sites else None
-        frames = (
-            _python_frames(trace_events, args)
-            if PYTHON_FUNCTION in categories_present(trace_events)
-            else None
-        )
+        frames = _python_frames(trace_events, args) if PYTHON_FUNCTION in present else None
     except (TypeError, ValueError, ArithmeticError) as exc:
         raise ReportError(
             f"{source} has an event with a time, id or size that is not a number or is out "
