@@ -22,6 +22,7 @@ from torchscan_tui.run.protocol import (
     InvalidMessage,
     PhaseMessage,
     RankMessage,
+    Read,
     RowsMessage,
     decode_line,
 )
@@ -49,11 +50,11 @@ class RankTail:
     def every_channel(self) -> list:
         """Each local rank's channel, those that never said their rank included, then
         the other nodes' ranks that rank 0 collected."""
-        local = [self._by_local.setdefault(local, RankChannel(local)) for local in self.files]
-        return local + self.remote_channels
+        return self.local_channels + self.remote_channels
 
     @property
     def local_channels(self) -> list:
+        """Each local rank's channel, those that never said their rank included."""
         return [self._by_local.setdefault(local, RankChannel(local)) for local in self.files]
 
     @property
@@ -78,7 +79,7 @@ class RankTail:
             complete, _, rest = b"".join(parts).rpartition(b"\n")
             for line in complete.split(b"\n"):
                 if line and not channel.closed:
-                    self._take(channel, line, found)
+                    self._take(channel, decode_line(line), found)
             if len(rest) > MAX_LINE:
                 channel.take(InvalidMessage(f"a line over {MAX_LINE} bytes"))
             elif rest:
@@ -103,12 +104,11 @@ class RankTail:
                 continue  # nothing before a rank's own first message counts
             channel = self.remote_channels[-1]
             if not channel.closed:
-                self._take(channel, line, found)
+                self._take(channel, message, found)
         if len(rest) <= MAX_LINE and rest:
             self._partial[-1] = rest
 
-    def _take(self, channel: RankChannel, line: bytes, found: list) -> None:
-        message = decode_line(line)
+    def _take(self, channel: RankChannel, message: Read | None, found: list) -> None:
         if message is None:
             return  # noise: no message
         channel.take(message)

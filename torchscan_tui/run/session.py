@@ -446,7 +446,7 @@ class Session:
     def _node_env(self) -> dict[str, str]:
         """The ranks' environment: this node named as in both passes (a job across nodes
         pairs each rank's peak with its rows by node and local rank)."""
-        return _node_env_of(self._node)
+        return {**_worker_env(), NODE_VARIABLE: self._node}
 
     def _fill_rank_peaks(self) -> None:
         """A torchrun job's ranks: each rank's own peak, from the file its local rank
@@ -717,10 +717,6 @@ def _forged(problem: str, rows: int) -> ErrorMessage:
         f"the workload write to its file descriptors? {rows} rows received before it are "
         "kept, marked incomplete",
     )
-
-
-def _node_env_of(node: str) -> dict[str, str]:
-    return {**_worker_env(), NODE_VARIABLE: node}
 
 
 def _worker_env() -> dict[str, str]:

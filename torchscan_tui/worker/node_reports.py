@@ -25,7 +25,6 @@ from torchscan_tui.run.rank_files import (
     NODE_VARIABLE,
     REMOTE_CHANNEL,
     REMOTE_PEAKS,
-    NotTheHandoff,
     channel_name,
     open_handoff,
     read_handoff,
@@ -36,8 +35,9 @@ READ_WAIT_SECONDS = 30.0  # how long a node's peak collector waits for the other
 MAX_CHANNEL = 256 << 20  # the most of its channel a rank sends
 
 
-def key(run_id: str, rank: int) -> str:
-    return f"torchscan/{run_id}/channel/{rank}"
+def prefix_of(environ: os._Environ | dict) -> str:
+    """This job's keys in the store: ``torchscan/<run id>``."""
+    return f"torchscan/{environ.get('TORCHELASTIC_RUN_ID', 'none')}"
 
 
 def spans_nodes(environ: os._Environ | dict) -> bool:
@@ -70,15 +70,16 @@ def share_across_nodes(environ: os._Environ | dict = os.environ) -> None:
     if not spans_nodes(environ):
         return
     rank, local = int(environ["RANK"]), int(environ["LOCAL_RANK"])
-    run_id = environ.get("TORCHELASTIC_RUN_ID", "none")
+    prefix = prefix_of(environ)
     try:
         store = job_store(environ, WAIT_SECONDS)
         mine = this_nodes_ranks(environ)
         if 0 not in mine:  # a rank of another node than rank 0's
-            store.set(key(run_id, rank), read_handoff(channel_name(local), MAX_CHANNEL))
+            channel = read_handoff(channel_name(local), MAX_CHANNEL)
+            store.set(f"{prefix}/channel/{rank}", channel)
         if rank == 0:
             others = [r for r in range(int(environ["WORLD_SIZE"])) if r not in mine]
-            collect(store, run_id, others, WAIT_SECONDS, time.monotonic)
+            collect(store, prefix, others, WAIT_SECONDS, time.monotonic)
     except (OSError, RuntimeError, ValueError, KeyError) as exc:
         print(f"torchscan-tui: rank {rank}: the job's store did not carry the ranks of "
               f"other nodes: {exc}", file=sys.stderr)  # fmt: skip
@@ -93,7 +94,7 @@ def share_peak(peak_text: str, environ: os._Environ | dict = os.environ) -> None
     if not spans_nodes(environ):
         return
     rank, local = int(environ["RANK"]), int(environ["LOCAL_RANK"])
-    prefix = f"torchscan/{environ.get('TORCHELASTIC_RUN_ID', 'none')}"
+    prefix = prefix_of(environ)
     node = environ.get(NODE_VARIABLE, "")
     try:
         store = job_store(environ, WAIT_SECONDS)
@@ -126,21 +127,19 @@ def _wait_for_count(store: Any, counter: str, count: int, seconds: float = WAIT_
     return int(value)
 
 
-def collect(store: Any, run_id: str, ranks: list[int], seconds: float,
+def collect(store: Any, prefix: str, ranks: list[int], seconds: float,
             clock: Callable[[], float]) -> list[int]:  # fmt: skip
     """Append each of ``ranks``' channels to ``remote.channel`` as it arrives, until all
-    have or ``seconds`` have passed; returns the ranks that never came."""
-    try:
-        fd = open_handoff(REMOTE_CHANNEL)
-    except NotTheHandoff as exc:
-        raise OSError(str(exc)) from None
+    have or ``seconds`` have passed; returns the ranks that never came. (A file that is
+    not the session's raises ``NotTheHandoff``, an ``OSError``.)"""
+    fd = open_handoff(REMOTE_CHANNEL)
     waiting = list(ranks)
     deadline = clock() + seconds
     try:
         while waiting and clock() < deadline:
-            arrived = [r for r in waiting if store.check([key(run_id, r)])]
+            arrived = [r for r in waiting if store.check([f"{prefix}/channel/{r}"])]
             for rank in arrived:
-                data = memoryview(store.get(key(run_id, rank)))
+                data = memoryview(store.get(f"{prefix}/channel/{rank}"))
                 while data:
                     data = data[os.write(fd, data) :]
                 waiting.remove(rank)
