@@ -55,11 +55,16 @@ _LIBRARIES = frozenset(sys.stdlib_module_names) | {
 }  # fmt: skip
 
 
+def _is_users(frame: str) -> bool:
+    """Whether one frame (``file(line): function``) is in the user's files."""
+    return bool(SITE.match(frame)) and not _NOT_THE_USERS.search(frame)
+
+
 def python_function_site(name: str) -> str | None:
     """The site a Kineto ``python_function`` event names, when it is one of the user's
     frames (``nn.Module: Linear_0`` and built-ins are not frames of a file)."""
     found = SITE.match(name)
-    if found is None or _NOT_THE_USERS.search(name):
+    if found is None or not _is_users(name):
         return None
     path = found["file"]
     if not os.path.isabs(path):
@@ -79,7 +84,7 @@ def user_frame(stack: str) -> str | None:
     files; None when every frame is torch's or the library's."""
     for frame in stack.split(";"):
         frame = frame.strip()
-        if frame and SITE.match(frame) and not _NOT_THE_USERS.search(frame):
+        if frame and _is_users(frame):
             return frame
     return None
 
@@ -109,11 +114,8 @@ def split_stack(stack: str) -> tuple[list[str], str | None, list[str]]:
     innermost first), the site, and the user's frames outside it (innermost first)."""
     frames = [frame.strip() for frame in stack.split(";") if frame.strip()]
     for index, frame in enumerate(frames):
-        if SITE.match(frame) and not _NOT_THE_USERS.search(frame):
-            outer = [
-                f for f in frames[index + 1 :] if SITE.match(f) and not _NOT_THE_USERS.search(f)
-            ]
-            return frames[:index], frame, outer
+        if _is_users(frame):
+            return frames[:index], frame, [f for f in frames[index + 1 :] if _is_users(f)]
     return frames, None, []
 
 
@@ -168,6 +170,15 @@ def lines_matching(lines: Iterable[LineRow], text: str) -> list[LineRow]:
     ]
 
 
+def sorted_lines(lines: Iterable[LineRow], by_device: bool = False) -> list[LineRow]:
+    """Largest CPU (``by_device``: device; unmeasured last) self time first."""
+
+    def largest_first(line: LineRow) -> float:
+        return -((line["device_self_seconds"] or 0.0) if by_device else line["cpu_self_seconds"])
+
+    return sorted(lines, key=largest_first)
+
+
 def by_line(rows: Iterable[Mapping[str, Any]], by_device: bool = False) -> list[LineRow]:
     """The by-line view: CPU self time summed by call site over every row, each line with
     the operators it ran (their self time there); device self time by the same shares.
@@ -195,8 +206,8 @@ def by_line(rows: Iterable[Mapping[str, Any]], by_device: bool = False) -> list[
                 line["device_self_seconds"] = (line["device_self_seconds"] or 0.0) + device * share
             operators = line["operators"]
             operators[row["operator"]] = operators.get(row["operator"], 0.0) + seconds
-    key = "device_self_seconds" if by_device else "cpu_self_seconds"
-    ordered = sorted(lines.values(), key=lambda line: -(line[key] or 0.0))  # type: ignore[literal-required]
+
+    ordered = sorted_lines(lines.values(), by_device)
     for line in ordered:
         line["operators"] = dict(sorted(line["operators"].items(), key=lambda item: -item[1]))
     return ordered

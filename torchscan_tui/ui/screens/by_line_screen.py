@@ -19,7 +19,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from torchscan_tui.analysis.records import LineRow
-from torchscan_tui.analysis.sites import by_line, lines_matching
+from torchscan_tui.analysis.sites import by_line, lines_matching, sorted_lines
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
@@ -68,10 +68,10 @@ class ByLineScreen(Screen[None]):
         scope: str = "",
     ):
         super().__init__()
-        self.rows = list(rows)  # the profile screen's rows, its filter applied
         self.by_device = False
         self.words = ""  # this screen's own filter, over the lines
-        self.lines = by_line(self.rows)
+        self.every_line = by_line(rows)  # the profile screen's rows' (its filter applied)
+        self.lines = self.every_line  # those the words match
         self.total = total  # every row's CPU self time: each line's share of it
         self.roots = list(roots)  # where a relative file is looked for
         self.scope = scope  # which rows: "every row", "the filter ..."
@@ -120,7 +120,10 @@ class ByLineScreen(Screen[None]):
         self._refilter()
 
     def _refilter(self) -> None:
-        self.lines = lines_matching(by_line(self.rows, self.by_device), self.words)
+        """The lines again, in the sort order, those the words match (the rows' lines
+        are summed once, when the screen opens)."""
+        self.every_line = sorted_lines(self.every_line, self.by_device)
+        self.lines = lines_matching(self.every_line, self.words)
         self._fill()
 
     def action_focus_filter(self) -> None:
@@ -170,8 +173,9 @@ class ByLineScreen(Screen[None]):
 
     def open_in_editor(self, line: LineRow) -> str | None:
         """Open ``line`` in the user's editor; what went wrong, in one line, if anything."""
-        said = open_in_editor(self.app, line["file"], line["line"], self.roots)
-        return f"{line['site']}: {said}" if said == "not a file and line" else said
+        if line["file"] is None or line["line"] is None:
+            return f"{line['site']}: not a file and line"
+        return open_in_editor(self.app, line["file"], line["line"], self.roots)
 
     def palette_commands(self) -> Iterable[SystemCommand]:
         return binding_commands(self)
