@@ -38,3 +38,9 @@ def decode_output_line(raw: bytes) -> str:
     if raw.endswith(b"\r"):
         raw = raw[:-1]
     return neutralise_controls(raw.decode("utf-8", errors="replace"))
+
+
+def exception_line(exc: BaseException, limit: int = 200) -> str:
+    """``RuntimeError: boom``: an exception in one line, its first, at most ``limit``
+    characters (a note or a reason, not the traceback)."""
+    return f"{type(exc).__name__}: {exc}".splitlines()[0][:limit]

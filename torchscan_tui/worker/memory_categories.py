@@ -12,6 +12,7 @@ from typing import Any
 
 from torchscan_tui.analysis.memory_categories import category_memory
 from torchscan_tui.analysis.records import MemoryCategories
+from torchscan_tui.common.text import exception_line
 
 SOURCE = (
     "the step after the window, classified by torch's memory profiler "
@@ -48,8 +49,7 @@ def memory_categories(kineto_results: Any) -> MemoryCategories:
             if block is not None:
                 found.append(block)
     except Exception as exc:  # noqa: BLE001 - torch's private code: say why, never fail
-        what = f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
-        return {"missing": f"torch's memory profiler failed on this step ({what})"}
+        return {"missing": f"torch's memory profiler failed on this step ({exception_line(exc)})"}
     if not found:
         return {"missing": "the step after the window allocated nothing torch could follow"}
     return {"source": SOURCE, "devices": found}

@@ -33,6 +33,7 @@ from torchscan_tui.analysis.step_model import FROM_PROFILER_STEPS, Steps, find_s
 from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.common.gcpause import gc_paused
+from torchscan_tui.common.text import exception_line
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
@@ -389,16 +390,13 @@ def _run_profiled(
         if window.site_step_running and window.site_step is not None:
             # The window is whole; only the step traced after it failed (its tracing,
             # or the script past where the window would have ended it): no call sites.
-            window.site_step.missing = f"the step traced after the window raised ({_line(exc)})"
+            missing = f"the step traced after the window raised ({exception_line(exc)})"
+            window.site_step.missing = missing
         else:
             failure = exc
     progress("collecting")
     window.stop()
     return failure
-
-
-def _line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {exc}".splitlines()[0][:200]
 
 
 def _memory(recorded: _Recorded) -> MemoryBlock | None:

@@ -30,6 +30,7 @@ from torchscan_tui.analysis import diagnostics as diag
 from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
 from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
+from torchscan_tui.common.text import exception_line
 from torchscan_tui.formats.report_schema import StepsContext
 from torchscan_tui.worker.call_sites import SiteStep
 from torchscan_tui.worker.device_peak import DevicePeak
@@ -326,7 +327,7 @@ class StepWindow:
             ]
         if not self.window_started:
             if self.seen == 0 and raised is not None:
-                what = f"{type(raised).__name__}: {raised}".splitlines()[0][:200]
+                what = exception_line(raised)
                 return [
                     diag.make(
                         "raised_before_first_step",
