@@ -48,6 +48,11 @@ def curve_text(timeline: Sequence[Sequence[float]], width: int, palette: Palette
     return text
 
 
+def time_axis(end: float, width: int, digits: int = 3) -> Text:
+    """``0 s`` under a curve's first cell and its last time under its end."""
+    return Text(f"0 s{' ' * max(width - 12, 1)}{end:.{digits}f} s", style="dim")
+
+
 def peak_marker(timeline: Sequence[Sequence[float]], peak_seconds: float, width: int) -> Text:
     end = (timeline[-1][0] if timeline else 0.0) or 1e-12
     cell = min(int(peak_seconds / end * (width - 1)), width - 1) if width > 0 else 0
@@ -94,7 +99,7 @@ def draw_device(
     where.append(f"{device['peak_seconds']:.3f} s into the window")
     about = Text("at " + ", ".join(where), style="dim")
     end = timeline[-1][0] if timeline else 0.0
-    axis = Text(f"0 s{' ' * max(curve_width - 12, 1)}{end:.3f} s", style="dim")
+    axis = time_axis(end, curve_width)
     table = Table(title="held at the peak (made in the window, not yet freed)",
                   title_justify="left", show_edge=False, pad_edge=False)  # fmt: skip
     table.add_column("bytes", justify="right")
@@ -180,7 +185,7 @@ def draw_categories(categories: Mapping[str, Any], width: int) -> RenderableType
         heading.append(f"  {categories.get('source', '')}", style="dim")
         parts += [heading, *stacked_chart(device, max(width - CURVE_RESERVE, 10))]
         end = device["timeline"][-1][0] if device["timeline"] else 0.0
-        parts.append(Text(f"0 s{' ' * max(width - CURVE_RESERVE - 12, 1)}{end:.3f} s", style="dim"))
+        parts.append(time_axis(end, width - CURVE_RESERVE))
         table = Table(show_edge=False, pad_edge=False)
         table.add_column("category")
         table.add_column("at the step's peak", justify="right")
@@ -207,7 +212,7 @@ def draw_rss(samples: Sequence[Sequence[float]], width: int, palette: Palette = 
     heading.append(f"  sampled, {format_bytes(low)}-{format_bytes(high)}", style="dim")
     end = samples[-1][0]
     return [heading, curve_text(samples, curve_width, palette),
-            Text(f"0 s{' ' * max(curve_width - 12, 1)}{end:.1f} s", style="dim")]  # fmt: skip
+            time_axis(end, curve_width, digits=1)]  # fmt: skip
 
 
 def draw_memory(
