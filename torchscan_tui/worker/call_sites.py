@@ -23,6 +23,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
+from itertools import compress
 from types import CodeType, FrameType
 from typing import Any, NamedTuple
 
@@ -35,7 +37,7 @@ from torchscan_tui.analysis.modules import (
     module_paths,
     module_sources,
 )
-from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent, kept_event
+from torchscan_tui.analysis.profiler_events import EventColumns, kept_event
 from torchscan_tui.analysis.records import MemoryCategories
 from torchscan_tui.analysis.sites import (
     SITE_MARK,
@@ -290,10 +292,14 @@ class SiteStep:
         ends = [event.end_ns for event in raw]
         labels = [module_label(event.name) for event in raw]
         paths = module_paths(labels, threads, starts, ends)
+        columns = EventColumns.from_events(raw)  # grouped as the window's are
+        kept = list(map(kept_event, raw))
 
         def by(ranges: list[str | None]) -> SiteTable:
+            """The step's groups, each event's site its innermost of ``ranges``."""
             sites = nested_sites(ranges, threads, starts, ends, numbers, backward)
-            return _grouped(raw, sites)
+            with_sites = replace(columns, sites=list(compress(sites, kept)))
+            return site_table(aggregate_events(with_sites).groups)
 
         return StepTables(
             by(marked_sites(event.name for event in raw)),
@@ -311,10 +317,3 @@ class _Events(NamedTuple):
 
     def events(self) -> list:
         return self.kept
-
-
-def _grouped(raw: list[RawEvent], sites: list[str | None]) -> SiteTable:
-    """Group the step's events (as the window's are) with each event's site."""
-    columns = EventColumns.from_events(raw)
-    columns.sites = [site for event, site in zip(raw, sites, strict=True) if kept_event(event)]
-    return site_table(aggregate_events(columns).groups)
