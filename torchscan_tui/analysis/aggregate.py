@@ -29,7 +29,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import eq, le, neg
+from operator import eq, le
 
 from torchscan_tui.analysis.activities import (
     CPU_OP,
@@ -182,26 +182,29 @@ class _Nodes:
     flops: list[int]  # what torch counted for the node; empty: no FLOPs recorded
     sites: list[str | None]  # the node's call site (analysis/sites.py); empty: no stacks
 
+    # The lists read as they are are the columns' own (no copy of a million events) until
+    # a memory record is added: then they are copied, never appended to in place.
+    shared: bool = True
+
     @classmethod
     def of(cls, columns: EventColumns, memory: _MemoryIndex) -> _Nodes:
         names = columns.names
         steps = {name for name in set(names) if name.startswith(_PROFILER_STEP)}
         if steps:  # torch shows every "ProfilerStep#N" as one "ProfilerStep*" row
             names = [_PROFILER_STEP_ROW if name in steps else name for name in names]
-        devices, starts, ends = list(columns.devices), list(columns.starts), list(columns.ends)
-        classes = list(columns.classes)  # nodes gain memory records: not the columns
+        devices, starts, ends = columns.devices, columns.starts, columns.ends
         return cls(
             # Interned: equal names become one string, so every later set, dict and
             # comparison over 100k of them matches by identity (~20-60 ms less grouping).
             names=list(map(sys.intern, names)),
             devices=devices,
-            threads=list(columns.threads),
+            threads=list(columns.threads),  # amended as runtime calls are placed
             starts=starts,
             ends=ends,
-            annotations=list(columns.annotations),
-            shapes=list(columns.shapes),
-            links=list(columns.linked_ids),
-            classes=classes,
+            annotations=columns.annotations,
+            shapes=columns.shapes,
+            links=columns.linked_ids,
+            classes=columns.classes,
             # A CPU event is an op, a range or a runtime call (the device fallback of
             # event_classes and the trace reader's classes both see to it): it nests.
             synchronous_cpu=[
@@ -209,12 +212,21 @@ class _Nodes:
                 for device, is_async in zip(devices, columns.asynchronous, strict=True)
             ],
             cpu_memory=memory.attribute(devices, starts, ends),
-            flops=list(columns.flops),
-            sites=list(columns.sites),
+            flops=columns.flops,
+            sites=columns.sites,
         )
+
+    def _own(self) -> None:
+        """Copy the lists shared with the columns, before they grow."""
+        for name in ("devices", "starts", "ends", "annotations", "shapes", "links",
+                     "classes", "flops", "sites"):  # fmt: skip
+            setattr(self, name, list(getattr(self, name)))
+        self.shared = False
 
     def add_record(self, record: RawEvent) -> None:
         """A memory record as a node of its own: an instant, on its own thread."""
+        if self.shared:
+            self._own()
         self.names.append(record.name)
         self.devices.append(record.device_type)
         self.threads.append(record.thread)
@@ -266,8 +278,11 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
 
     starts, ends, threads = nodes.starts, nodes.ends, nodes.threads
     count = len(starts)
-    # torch sorts globally by (start, -end), then stably by thread: one stable sort does both.
-    order = sorted(range(count), key=list(zip(starts, map(neg, ends), strict=True)).__getitem__)
+    # torch sorts globally by (start, -end), then stably by thread. Two stable sorts on
+    # plain ints (the latest end first, then by start) give the (start, -end) order with
+    # no million (start, -end) tuples built.
+    order = sorted(range(count), key=ends.__getitem__, reverse=True)
+    order.sort(key=starts.__getitem__)
     nested = sorted([i for i in order if nodes.synchronous_cpu[i]], key=threads.__getitem__)
     parent = _nest(nested, threads, starts, ends)
     durations = [end - start for start, end in zip(starts, ends, strict=True)]

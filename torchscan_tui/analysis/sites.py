@@ -89,23 +89,25 @@ def user_frame(stack: str) -> str | None:
     return None
 
 
-def call_sites(stacks: Sequence[object]) -> list[str | None]:
+def call_sites(
+    stacks: Sequence[object], seen: dict[str, str | None] | None = None
+) -> list[str | None]:
     """Each event's stack where it has a call site of the user's (None: no stack, or none
     of the user's frames); an empty list when no event has a stack, so grouping skips the
-    column. Stacks repeat (a loop's ops share theirs): each distinct one is read once.
+    column. Stacks repeat (a loop's ops share theirs): each distinct one is read once and
+    kept once (``seen``: what earlier calls read, for a trace read in batches).
     Grouping sums self time by stack; :func:`site_rows` folds them into sites."""
     if not any(stacks):
         return []
-    found: dict[str, bool] = {}
+    found: dict[str, str | None] = {} if seen is None else seen
     kept: list[str | None] = []
     for stack in stacks:
         if not isinstance(stack, str) or not stack:
             kept.append(None)
             continue
-        users = found.get(stack)
-        if users is None:
-            users = found[stack] = user_frame(stack) is not None
-        kept.append(stack if users else None)
+        if stack not in found:
+            found[stack] = stack if user_frame(stack) is not None else None
+        kept.append(found[stack])
     return kept
 
 

@@ -11,7 +11,7 @@ import os
 import re
 import stat
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Generator, Iterator
 
 import msgspec
 
@@ -19,7 +19,8 @@ from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.atomic import special_file_kind
 
 Progress = Callable[[str, float], None]
-"""``progress(stage, fraction)``: stage is "reading" or "parsing", fraction 0..1."""
+"""``progress(stage, fraction)``: stage is "reading", "parsing" (a file decoded once read) or
+"grouping" (a trace's events into rows), fraction 0..1."""
 
 READ_CHUNK = 4 << 20
 GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip format
@@ -120,28 +121,35 @@ def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
             data = raw.read()
             progress("reading", 1.0)
             return data
-        if not path.endswith(".gz"):
-            chunks = []
-            while chunk := raw.read(READ_CHUNK):
-                chunks.append(chunk)
-                progress("reading", min(raw.tell() / total, 1.0))
-            return b"".join(chunks)
-        chunks, ended = _inflate(raw, total, progress)
-    data = b"".join(chunks)
-    if not ended and not data:  # (an empty file is just empty)
-        raise EOFError("the gzip file ends before any of its data")
-    return data
+        return b"".join(_chunks(raw, path, total, progress))
 
 
-def _inflate(raw, total: int, progress: Progress) -> tuple[list[bytes], bool]:
+def file_chunks(path: str, progress: Progress = no_progress) -> Generator[bytes, None, None]:
+    """The file's (decompressed, for ``.gz``) bytes in pieces of a few MiB, as
+    :func:`read_bytes` reads them (the same checks and errors), never the whole file at
+    once: what a reader that decodes as it goes consumes."""
+    with _open_regular(path) as raw:
+        yield from _chunks(raw, path, max(os.fstat(raw.fileno()).st_size, 1), progress)
+
+
+def _chunks(raw, path: str, total: int, progress: Progress) -> Iterator[bytes]:
+    if not path.endswith(".gz"):
+        while chunk := raw.read(READ_CHUNK):
+            yield chunk
+            progress("reading", min(raw.tell() / total, 1.0))
+        return
+    yield from _inflate(raw, total, progress)
+
+
+def _inflate(raw, total: int, progress: Progress) -> Iterator[bytes]:
     """A gzip file's members inflated, at most :data:`INFLATE_STEP` per call so a bomb is
-    stopped at the limit, not after; and whether the last member ended."""
-    chunks, size, limit = [], 0, inflate_limit(total)
+    stopped at the limit, not after. A file cut short ends where its data does (EOFError
+    if not a byte of it came out; an empty file is just empty)."""
+    size, limit = 0, inflate_limit(total)
     inflater, ended = zlib.decompressobj(wbits=GZIP_WBITS), True
     while compressed := raw.read(READ_CHUNK):
         while compressed:  # a file of several gzip members holds them one after another
             piece = inflater.decompress(compressed, INFLATE_STEP)
-            chunks.append(piece)
             size += len(piece)
             if size > limit:
                 raise TooLargeWhenInflated(
@@ -149,6 +157,8 @@ def _inflate(raw, total: int, progress: Progress) -> tuple[list[bytes], bool]:
                     "its size (traces compress 5-20x): a decompression bomb, or no trace; "
                     f"{INFLATE_LIMIT_VARIABLE}=BYTES raises the limit"
                 )
+            if piece:
+                yield piece
             ended = inflater.eof
             if ended:
                 compressed = inflater.unused_data
@@ -156,7 +166,8 @@ def _inflate(raw, total: int, progress: Progress) -> tuple[list[bytes], bool]:
             else:
                 compressed = inflater.unconsumed_tail
         progress("reading", min(raw.tell() / total, 1.0))
-    return chunks, ended
+    if not ended and not size:
+        raise EOFError("the gzip file ends before any of its data")
 
 
 _UTF8_BOM = b"\xef\xbb\xbf"

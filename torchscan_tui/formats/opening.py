@@ -10,12 +10,15 @@ opens up to its cut, marked incomplete (:mod:`trace_salvage`).
 from __future__ import annotations
 
 import os
+import zlib
+from contextlib import closing
+from itertools import chain
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.atomic import ExportError
-from torchscan_tui.formats.jsonio import Progress, no_progress
+from torchscan_tui.formats.jsonio import Progress, file_chunks, no_progress
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import (
     SCHEMA_NAME,
@@ -27,6 +30,10 @@ from torchscan_tui.formats.report import (
     validate_report,
 )
 from torchscan_tui.formats.report_schema import Report
+
+if TYPE_CHECKING:
+    from torchscan_tui.formats.trace.columns import TraceColumns
+    from torchscan_tui.formats.trace.decode import DecodedTrace
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 FIRST_PAGE_ROWS = 200  # decoded before the app starts: more than any screen shows
@@ -104,27 +111,36 @@ def _open(source: str, progress: Progress, first_page: int | None, keep_trace: b
             read = _identity(os.stat(source))
         except OSError:
             read = None  # read_file names what is wrong
-        data = read_file(source, progress)
-        if looks_like_report(data):
-            try:
-                progress("parsing", 0.0)
-                report, pending = decode_report(data, source, first_page)
-            except ValueError as exc:
-                raise not_json(source, exc) from None
-            progress("parsing", 1.0)
-            return Opened(report, source, pending)
-        document, cut_short = _decoded(data, source, progress)
-        del data
-        from torchscan_tui.formats.trace.decode import DecodedTrace
-        from torchscan_tui.formats.trace.reader import report_from_trace
+        streamed = _streamed_trace(source, progress)
+        cut_short = False
+        if streamed is None:
+            data = read_file(source, progress)
+            if looks_like_report(data):
+                try:
+                    progress("parsing", 0.0)
+                    report, pending = decode_report(data, source, first_page)
+                except ValueError as exc:
+                    raise not_json(source, exc) from None
+                progress("parsing", 1.0)
+                return Opened(report, source, pending)
+            document, cut_short = _decoded(data, source, progress)
+            del data
+            from torchscan_tui.formats.trace.decode import DecodedTrace
 
-        if isinstance(document, DecodedTrace):
-            progress("grouping", 0.0)
-            report = report_from_trace(document, source, progress, cut_short)
-            progress("grouping", 1.0)
-            trace = _kept_as_read(source, read) if keep_trace else None
-            return Opened(report, source, PendingRows(), trace)
-        return Opened(validate_report(document, source), source, PendingRows())
+            if not isinstance(document, DecodedTrace):
+                return Opened(validate_report(document, source), source, PendingRows())
+            from torchscan_tui.formats.trace.columns import read_columns
+
+            streamed = document, read_columns([document.events], source)
+            document.events = []  # read: the columns hold what is used
+        from torchscan_tui.formats.trace.reader import report_from_columns
+
+        header, columns = streamed
+        progress("grouping", 0.0)
+        report = report_from_columns(columns, header, source, progress, cut_short)
+        progress("grouping", 1.0)
+        trace = _kept_as_read(source, read) if keep_trace else None
+        return Opened(report, source, PendingRows(), trace)
 
 
 def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
@@ -138,6 +154,26 @@ def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
         trace.close()
         return None
     return trace
+
+
+def _streamed_trace(source: str, progress: Progress) -> tuple[DecodedTrace, TraceColumns] | None:
+    """A trace file's fields and its events read into columns as it is decoded, a piece at
+    a time (:mod:`~torchscan_tui.formats.trace.stream`); None for a file that is not such
+    a trace, or that fails anywhere: read whole, it is opened, repaired or refused (with the
+    message naming the fix) as before."""
+    from torchscan_tui.formats.trace.columns import ColumnReader
+    from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
+
+    reader = ColumnReader(source)
+    with closing(file_chunks(source, progress)) as chunks:
+        try:
+            first = next(chunks, b"")
+            if looks_like_report(first):
+                return None
+            header = stream_trace(chain([first], chunks), reader.add)
+        except (NotStreamable, ReportError, OSError, ValueError, EOFError, zlib.error):
+            return None
+    return header, reader.finish()
 
 
 def _decoded(data: bytes, source: str, progress: Progress) -> tuple[object, bool]:

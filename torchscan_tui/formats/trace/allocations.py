@@ -17,7 +17,7 @@ from operator import neg
 
 from torchscan_tui.analysis.activities import CPU_OP
 from torchscan_tui.analysis.memory_timeline import Allocation
-from torchscan_tui.analysis.profiler_events import MEMORY_EVENT_NAME, EventColumns
+from torchscan_tui.analysis.profiler_events import EventColumns
 from torchscan_tui.formats.jsonio import decode_json
 
 
@@ -27,22 +27,18 @@ def _shapes(shapes: object) -> list:
 
 
 def trace_allocations(
-    trace_events: Sequence, columns: EventColumns, times_ns: list[int], threads: list[int]
+    instants: Sequence, columns: EventColumns, times_ns: list[int], threads: list[int]
 ) -> tuple[list[Allocation], bool]:
-    """The allocations of ``trace_events``' ``[memory]`` instants (``times_ns`` and
-    ``threads``: theirs, as the reader read them) and whether they could be paired
-    (``Addr`` present)."""
-    instants = [
-        entry for entry in trace_events if entry.ph == "i" and entry.name == MEMORY_EVENT_NAME
-    ]
+    """The allocations of a trace's ``[memory]`` instants (``instants``: each one's
+    ``args``, or None; ``times_ns`` and ``threads``: theirs, as the reader read them) and
+    whether they could be paired (``Addr`` present)."""
     if not instants:
         return [], False
     makers = _outermost_ops(columns, list(zip(threads, times_ns, strict=True)))
-    paired = all(entry.args is not None and entry.args.addr for entry in instants)
+    paired = all(args is not None and args.addr for args in instants)
     running: dict[str, int] = {}  # each device's level, where the trace has no total
     found = []
-    for entry, time_ns, (operator, shapes) in zip(instants, times_ns, makers, strict=True):
-        args = entry.args
+    for args, time_ns, (operator, shapes) in zip(instants, times_ns, makers, strict=True):
         nbytes = int(args.nbytes or 0) if args is not None else 0
         total = args.total_allocated if args is not None else None
         device = "cpu" if args is None or not args.device_type else f"cuda:{args.device_id}"

@@ -107,9 +107,59 @@ class _Trace(msgspec.Struct):
     distributedInfo: Any = None  # noqa: N815
 
 
+def exact_number(text: str) -> int | Decimal:
+    """A number written with a fraction or exponent, exactly: an int where the fraction is
+    zeros (Kineto writes whole microseconds as ``1661203467502638.0``), else a Decimal
+    made from its text."""
+    whole, dot, fraction = text.partition(".")
+    if dot and not fraction.strip("0") and whole.lstrip("-").isdigit():
+        return int(whole)
+    return Decimal(text)
+
+
 _TRACE_DECODER = msgspec.json.Decoder(_Trace)
-# Every number with a fraction as a Decimal made from its text: exact times.
-_EXACT_TRACE_DECODER = msgspec.json.Decoder(_Trace, float_hook=Decimal)
+# Every number with a fraction read exactly from its text: exact times.
+_EXACT_TRACE_DECODER = msgspec.json.Decoder(_Trace, float_hook=exact_number)
+
+
+_EVENTS_DECODER = msgspec.json.Decoder(list[_Event])  # type: ignore[valid-type]
+_EXACT_EVENTS_DECODER = msgspec.json.Decoder(list[_Event], float_hook=exact_number)  # type: ignore[valid-type]
+
+
+class EventDecoder:
+    """Decodes the pieces of one trace's event array (JSON arrays of events) as the typed
+    events :func:`decode_trace` gives, times exact as there.
+
+    A piece whose float times cannot hold their nanoseconds is decoded again reading
+    every number with a fraction from its text; one trace's times are alike, so once a
+    piece needed that, the pieces after it are read so straight away (a piece read either
+    way gives the same nanoseconds). Raises msgspec's DecodeError or ValidationError where
+    a piece is not such an array.
+    """
+
+    def __init__(self) -> None:
+        self.exact = False
+
+    def decode(self, array: bytes) -> list:
+        if self.exact:
+            return _EXACT_EVENTS_DECODER.decode(array)
+        events = _EVENTS_DECODER.decode(array)
+        if _loses_digits(events):
+            self.exact = True
+            events = _EXACT_EVENTS_DECODER.decode(array)
+        return events
+
+
+def decode_header(document: bytes) -> DecodedTrace | None:
+    """A trace file's fields but its events (``document``: the file with an empty event
+    array); None when it is not a trace whose events were that array."""
+    try:
+        trace = _TRACE_DECODER.decode(document)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if trace.traceEvents != []:
+        return None
+    return DecodedTrace([], trace.record_shapes, trace.host_name, trace.distributedInfo)
 
 
 def _typed(data: bytes, exact: bool = False) -> DecodedTrace | None:
@@ -171,6 +221,6 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
         decoded = _from_document(decode_json(data))
     if isinstance(decoded, DecodedTrace) and _loses_digits(decoded.events):
         exact = _typed(data, exact=True)
-        decoded = exact or _from_document(json.loads(data, parse_float=Decimal))
+        decoded = exact or _from_document(json.loads(data, parse_float=exact_number))
     progress("parsing", 1.0)
     return decoded

@@ -1,0 +1,156 @@
+"""A trace read a piece at a time (formats/trace/stream.py) gives the report the file gives
+read whole, and what the pieces cannot follow is read whole (issue 31, point 1)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from torchscan_tui.formats import opening
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.report import read_file
+from torchscan_tui.formats.trace import stream
+from torchscan_tui.formats.trace.decode import decode_trace
+from torchscan_tui.formats.trace.reader import report_from_trace
+
+DATA = Path(__file__).parent / "data"
+REAL_TRACES = [
+    "resnet50_2021_cuda.pt.trace.json.gz",  # call stacks, [memory], kernels, 2021 fields
+    "trace_diff_control.json.gz",  # A100, shapes, module hierarchy, flows
+    "alexnet_cuda.json.gz",
+    "mtia_inference.json.gz",
+    "rocm_minitoy.json.gz",
+    "cpu_trace.json",
+    "backward_thread.json",
+]
+
+
+def _whole(path: Path) -> dict:
+    """The report of the file decoded whole (what opening did for every trace before)."""
+    source = str(path)
+    return report_from_trace(decode_trace(read_file(source)), source)
+
+
+def _canonical(report: dict) -> str:
+    return json.dumps(report, sort_keys=True, default=str)
+
+
+@pytest.fixture
+def small_pieces(monkeypatch):
+    """Pieces of 16 KiB: every test trace is read in tens to hundreds of them."""
+    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
+    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
+
+
+@pytest.mark.parametrize("name", REAL_TRACES)
+def test_a_real_trace_read_in_pieces_gives_the_report_read_whole(name, monkeypatch):
+    path = DATA / name
+    size = len(read_file(str(path)))  # some 50 pieces each
+    monkeypatch.setattr(stream, "BATCH_BYTES", max(size // 100, 1024))
+    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", max(size // 400, 512))
+    pieces: list[int] = []
+    original = stream.stream_trace
+
+    def counted(chunks, consume):
+        return original(chunks, lambda batch: (pieces.append(len(batch)), consume(batch)))
+
+    stream_trace, stream.stream_trace = stream.stream_trace, counted
+    try:
+        streamed = open_profile(path)[0]
+    finally:
+        stream.stream_trace = stream_trace
+    assert len(pieces) > 3, "read in pieces, not as a fallback"
+    assert _canonical(streamed) == _canonical(_whole(path))
+
+
+def test_a_with_stack_memory_trace_read_in_pieces_gives_the_report_read_whole(
+    tmp_path, small_pieces
+):
+    """torch 2.x's python_function frames, nn.Module events and [memory] instants."""
+    import torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.profiler.profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(torch.randn(8, 16)).sum().backward()
+            optimizer.step()
+    path = tmp_path / "stacked.json"
+    prof.export_chrome_trace(str(path))
+    streamed = open_profile(path)[0]
+    assert streamed["context"]["call_sites"] and streamed["memory"] and streamed["modules"]
+    assert _canonical(streamed) == _canonical(_whole(path))
+
+
+def _trace(events: list, **fields) -> bytes:
+    return json.dumps({"schemaVersion": 1, **fields, "traceEvents": events}).encode()
+
+
+def _op(name: str, ts: int, dur: int, **args) -> dict:
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
+            "dur": dur, "args": {"Input Dims": [[2, 2]], **args}}  # fmt: skip
+
+
+def test_a_brace_comma_brace_inside_a_name_or_args_is_never_taken_for_a_cut(tmp_path, small_pieces):
+    """``}, {`` in names, and between objects nested in args, fill every piece's end: only
+    a cut whose text decodes as whole events is taken."""
+    events = [
+        _op("step}, {" * 40 + str(i), 10 * i, 5, extra=[{"a": "}, {"}, {"b": 1}] * 30)
+        for i in range(400)
+    ]
+    path = tmp_path / "braces.json"
+    path.write_bytes(_trace(events, host_name="h}, {"))
+    streamed = open_profile(path)[0]
+    assert len(streamed["operators"]) == 400
+    assert _canonical(streamed) == _canonical(_whole(path))
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        "bom",  # a byte order mark: read as json.loads reads it
+        "late_key",  # the event array starts past the first MiB
+        "twice",  # a second traceEvents after the first
+        "cut",  # cut short: read up to the cut and marked incomplete
+        "not_objects",  # events that are not objects: the generic decoder's
+    ],
+)
+def test_what_the_pieces_cannot_follow_is_read_whole(tmp_path, damage, small_pieces):
+    events = [_op(f"op{i % 7}", 10 * i, 5) for i in range(300)]
+    data = _trace(events)
+    if damage == "bom":
+        data = b"\xef\xbb\xbf" + data
+    elif damage == "late_key":
+        data = _trace(events, padding="x" * (2 << 20))
+        assert data.index(b"traceEvents") > stream.HEAD_LIMIT
+    elif damage == "twice":
+        data = data[:-1] + b', "traceEvents": ' + json.dumps(events[:3]).encode() + b"}"
+    elif damage == "cut":
+        data = data[: len(data) // 2]
+    elif damage == "not_objects":
+        data = _trace([*events, 7, "x"])
+    path = tmp_path / "trace.json"
+    path.write_bytes(data)
+    assert opening._streamed_trace(str(path), lambda *_: None) is None
+    report = open_profile(path)[0]
+    assert report["operators"]
+    assert report["run"]["complete"] is (damage != "cut")
+    if damage == "twice":  # as msgspec reads a repeated key: the last one
+        assert sum(row["calls"] for row in report["operators"]) == 3
+
+
+def test_a_gzip_trace_streams_and_a_cut_gzip_is_read_up_to_its_cut(tmp_path, small_pieces):
+    events = [_op(f"op{i % 5}", 10 * i, 5) for i in range(2000)]
+    whole = gzip.compress(_trace(events))
+    path = tmp_path / "trace.json.gz"
+    path.write_bytes(whole)
+    assert opening._streamed_trace(str(path), lambda *_: None) is not None
+    assert sum(row["calls"] for row in open_profile(path)[0]["operators"]) == 2000
+    path.write_bytes(whole[: len(whole) // 2])
+    report = open_profile(path)[0]
+    assert report["run"]["complete"] is False
+    assert 0 < sum(row["calls"] for row in report["operators"]) < 2000

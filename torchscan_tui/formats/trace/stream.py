@@ -1,0 +1,141 @@
+"""Decode a trace's events a few MiB at a time, never the whole file nor every event at once.
+
+A 1M-event trace is ~300 MiB of JSON; decoded whole it also held a typed event for each
+of its events (~1 KiB apiece with their strings): 5x the file in memory. Here the file is
+read in pieces, the event array is cut between two events, and each piece is decoded on
+its own (:class:`~torchscan_tui.formats.trace.decode.EventDecoder`) and handed to a
+consumer that keeps what it needs (the reader's columns) before the next is read.
+
+A cut is made only where the text before it decodes as a whole array of events: JSON's
+grammar reads a prefix as the full text does, so a ``}, {`` inside a string or a nested
+array never decodes and is never taken for a boundary. The fields around the array are
+read by decoding the file's head and tail with an empty array between them. Anything this
+does not follow (no ``traceEvents`` in the first MiB, a byte order mark, a file cut short,
+events that are not objects, a second ``traceEvents``) raises :class:`NotStreamable`, and
+the caller reads the file whole, as before, with its errors and repairs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from itertools import chain
+
+import msgspec
+
+from torchscan_tui.formats.jsonio import max_objects
+from torchscan_tui.formats.trace.decode import DecodedTrace, EventDecoder, decode_header
+from torchscan_tui.formats.trace.salvage import EVENT_BOUNDARY, EVENTS_KEY
+
+BATCH_BYTES = 8 << 20  # ~30k events a piece: a few ms of decoding, ~30 MiB while held
+HEAD_LIMIT = 1 << 20  # where ``"traceEvents": [`` must start (after deviceProperties)
+BOUNDARY_WINDOW = 1 << 16  # how far back boundaries are looked for first
+TRIES = 4  # boundaries tried from the last before giving up on a piece
+TAIL_TRIES = 256  # ``]`` tried as the array's end (the last event's shapes hold some)
+_DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
+Decode = Callable[[bytes], list]
+
+
+class NotStreamable(Exception):
+    """The file is not a trace this reader follows: read it whole instead."""
+
+
+def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> DecodedTrace:
+    """Feed the events of the trace in ``chunks`` (the file's bytes in order) to
+    ``consume`` a batch at a time; returns the trace's other fields (``events`` empty).
+    Raises NotStreamable (see the module), or what reading the chunks raises."""
+    decode = EventDecoder().decode
+    pieces = iter(chunks)
+    head = _head(pieces)
+    key = EVENTS_KEY.search(head, 0, HEAD_LIMIT)
+    if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
+        raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
+    prefix, pending = head[: key.end() - 1], head[key.end() :]
+    objects, limit = head.count(b"{"), max_objects()
+    buffered, size = [pending], len(pending)
+    for chunk in chain([b""], pieces):
+        objects += chunk.count(b"{")  # as jsonio.check_object_count counts them
+        if objects > limit:
+            raise NotStreamable("more JSON objects than are read at once")
+        buffered.append(chunk)
+        size += len(chunk)
+        if size >= 2 * BATCH_BYTES:
+            text = b"".join(buffered)
+            rest = text[_feed(decode, text, consume) :]
+            buffered, size = [rest], len(rest)
+    text = b"".join(buffered)
+    start = _feed(decode, text, consume)
+    events, start = _cut(decode, text, start, len(text), at_end=True)
+    if events:
+        consume(events)
+    rest = text[start:]
+    events, suffix = _last_events(decode, rest)
+    if events:
+        consume(events)
+    header = decode_header(prefix + b"[]" + suffix)
+    if header is None or b'"traceEvents"' in suffix:
+        raise NotStreamable("the fields after the events are not a trace's")
+    return header
+
+
+def _head(pieces: Iterator[bytes]) -> bytes:
+    """The file's first bytes, up to and past where the event array starts."""
+    head = b""
+    for chunk in pieces:
+        head += chunk
+        if EVENTS_KEY.search(head, 0, HEAD_LIMIT) or len(head) >= HEAD_LIMIT:
+            break
+    return head
+
+
+def _feed(decode: Decode, text: bytes, consume: Callable[[list], None]) -> int:
+    """Decode and consume pieces of about :data:`BATCH_BYTES` from the start of ``text``
+    while more than two are left; returns where the rest starts."""
+    start = 0
+    while len(text) - start >= 2 * BATCH_BYTES:
+        events, start = _cut(decode, text, start, start + BATCH_BYTES)
+        consume(events)
+    return start
+
+
+def _boundaries(text: bytes, start: int, limit: int) -> list[int]:
+    """Offsets of the ``}`` of each ``}, {`` between ``start`` and ``limit`` in ``text``,
+    the nearest to ``limit`` first (those within :data:`BOUNDARY_WINDOW` of it, else any)."""
+    near = max(start, limit - BOUNDARY_WINDOW)
+    found = [match.start() for match in EVENT_BOUNDARY.finditer(text, near, limit)]
+    if not found and near > start:
+        found = [match.start() for match in EVENT_BOUNDARY.finditer(text, start, limit)]
+    return found[::-1][:TRIES]
+
+
+def _cut(
+    decode: Decode, text: bytes, start: int, limit: int, at_end: bool = False
+) -> tuple[list, int]:
+    """The whole events of ``text`` from ``start`` (an event's start, inside the event
+    array) to a boundary before ``limit``, decoded, and where the next event's ``{`` is.
+    Where none of the nearest boundaries decodes: NotStreamable, or at the file's end
+    nothing cut (the tail reader takes it all)."""
+    for brace in _boundaries(text, start, limit):
+        try:
+            events = decode(b"".join((b"[", text[start : brace + 1], b"]")))
+        except _DECODE_ERRORS:
+            continue
+        return events, text.index(b"{", brace + 1)
+    if at_end:
+        return [], start
+    raise NotStreamable("no boundary between two events decodes")
+
+
+def _last_events(decode: Decode, text: bytes) -> tuple[list, bytes]:
+    """The events before the ``]`` that closes the event array (``text``: from the last
+    events to the file's end), and the file's text after that ``]``."""
+    close = text.find(b"]")
+    for _ in range(TAIL_TRIES):
+        if close == -1:
+            break
+        try:
+            events = decode(b"".join((b"[", text[:close], b"]")))
+        except _DECODE_ERRORS:
+            close = text.find(b"]", close + 1)
+            continue
+        return events, text[close + 1 :]
+    raise NotStreamable("the event array does not end")
