@@ -23,6 +23,7 @@ work and are never added to an op's device time.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from torchscan_tui.analysis.activities import RUNTIME, transfer_direction
@@ -57,10 +58,10 @@ def place_runtime_calls(
     runtime_calls: list[int],
     op_ids: dict[int, int],
     op_threads: set[int],
-    links: list[int],
+    links: Sequence[int],
     threads: list[int],
-    starts: list[int],
-    ends: list[int],
+    starts: Sequence[int],
+    ends: Sequence[int],
 ) -> None:
     """Move each runtime call on a thread without ops to its op's thread (rule 3).
 
@@ -79,11 +80,11 @@ def place_runtime_calls(
 def attribute_device_work(
     work: list[int],
     runtime_calls: list[int],
-    correlation_ids: list[int],
-    links: list[int],
+    correlation_ids: Sequence[int],
+    links: Sequence[int],
     op_ids: dict[int, int],
-    parent: list[int],
-    durations: list[int],
+    parent: Sequence[int],
+    durations: Sequence[int],
     classes: list[str],
 ) -> Attribution:
     """Rules 1, 2 and 4 (and 3's fallback): each device event's op, once nesting is known.
@@ -134,7 +135,7 @@ class KernelGroup:
 
 
 def kernel_groups(
-    attribution: Attribution, names: list[str], activities: list[str], durations: list[int]
+    attribution: Attribution, names: list[str], activities: list[str], durations: Sequence[int]
 ) -> list[KernelGroup]:
     """The kernel view: device work grouped by (kernel name, launching operator).
 

@@ -11,7 +11,7 @@ trace reader can fill the columns straight from its decoded events.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import NamedTuple
@@ -85,7 +85,7 @@ class PythonFrames:
     threads: list[int]
     starts: list[int]
     ends: list[int]
-    sequence_numbers: list[int]  # per column event
+    sequence_numbers: Sequence[int]  # per column event
     backward: list[bool]  # per column event
 
 
@@ -106,10 +106,12 @@ class EventColumns:
     devices: list[str]
     asynchronous: list[bool]
     threads: list[int]
-    starts: list[int]
-    ends: list[int]
-    correlation_ids: list[int]
-    linked_ids: list[int]
+    # Lists, or a trace's 8-byte ``array("q")`` (formats/trace/columns.py): read them by
+    # index, iteration or map, never concatenate them with a list.
+    starts: MutableSequence[int]
+    ends: MutableSequence[int]
+    correlation_ids: MutableSequence[int]
+    linked_ids: MutableSequence[int]
     shapes: list
     annotations: list[bool]
     activities: list[str]
