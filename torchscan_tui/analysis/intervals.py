@@ -9,7 +9,7 @@ takes and returns sets; each is one linear pass.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 Interval = tuple[int, int]
 
@@ -17,8 +17,20 @@ Interval = tuple[int, int]
 def union(intervals: Iterable[Interval]) -> list[Interval]:
     """The set covered by any of ``intervals`` (touching ones merge, as the TensorBoard
     plugin's ``merge_ranges`` and HTA's ``merge_kernel_intervals`` merge them)."""
+    return _merged(sorted(intervals))
+
+
+def union_of(starts: Sequence[int], ends: Sequence[int]) -> list[Interval]:
+    """:func:`union` of the intervals ``(starts[i], ends[i])``, given as two columns (a
+    million spans as two 8-byte arrays, not a million tuples: ~110 MiB less)."""
+    order = sorted(range(len(starts)), key=ends.__getitem__)
+    order.sort(key=starts.__getitem__)  # stable: by start, then end, as tuples sort
+    return _merged(zip(map(starts.__getitem__, order), map(ends.__getitem__, order), strict=True))
+
+
+def _merged(ordered: Iterable[Interval]) -> list[Interval]:
     merged: list[Interval] = []
-    for start, end in sorted(intervals):
+    for start, end in ordered:
         if merged and start <= merged[-1][1]:
             if end > merged[-1][1]:
                 merged[-1] = (merged[-1][0], end)

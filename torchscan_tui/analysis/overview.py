@@ -18,6 +18,7 @@ event columns in, plain dicts out.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
@@ -27,7 +28,7 @@ from torchscan_tui.analysis.activities import (
     RUNTIME,
     transfer_direction,
 )
-from torchscan_tui.analysis.intervals import Interval, intersect, length, minus, union
+from torchscan_tui.analysis.intervals import Interval, intersect, length, minus, union, union_of
 from torchscan_tui.analysis.profiler_events import EventColumns
 from torchscan_tui.analysis.records import Advice, Overview, OverviewStep
 from torchscan_tui.analysis.step_model import (
@@ -89,8 +90,9 @@ def category_intervals(columns: EventColumns) -> dict[str, list[Interval]]:
         for index, name in enumerate(names)
         if name in collective_names and classes[index] == CPU_OP
     } - {0}
-    spans: dict[str, list[Interval]] = {
-        name: [] for name in (*CATEGORIES[:-1], "htod", "any_kernel")
+    # Each category's spans as a column of starts and one of ends (analysis/intervals.py).
+    spans: dict[str, tuple[array, array]] = {
+        name: (array("q"), array("q")) for name in (*CATEGORIES[:-1], "htod", "any_kernel")
     }
     known: dict[tuple[str, str], str | None] = {}  # (name, class): its category
     devices, linked = columns.devices, columns.linked_ids
@@ -105,18 +107,25 @@ def category_intervals(columns: EventColumns) -> dict[str, list[Interval]]:
             continue
         if cls == DEVICE_WORK:
             if category == "kernel":
-                spans["any_kernel"].append((start, end))
+                _add_span(spans["any_kernel"], start, end)
                 if linked[index] in collective_ids:
                     category = "communication"
             elif category == "communication":
-                spans["any_kernel"].append((start, end))
+                _add_span(spans["any_kernel"], start, end)
             elif category == "htod":
-                spans["htod"].append((start, end))
+                _add_span(spans["htod"], start, end)
                 category = "memcpy"
         elif category == "cpu" and devices[index] != "CPU":
             continue
-        spans[category].append((start, end))
-    return {name: union(found) for name, found in spans.items()}
+        span_starts, span_ends = spans[category]
+        span_starts.append(start)
+        span_ends.append(end)
+    return {name: union_of(*found) for name, found in spans.items()}
+
+
+def _add_span(span: tuple[array, array], start: int, end: int) -> None:
+    span[0].append(start)
+    span[1].append(end)
 
 
 def _category(name: str, cls: str) -> str | None:
