@@ -153,15 +153,21 @@ def _category(name: str, cls: str) -> str | None:
 def _within_each(intervals: list[Interval], steps: list[Step]) -> list[int]:
     """How much of ``intervals`` (a set) lies in each step (disjoint, in order), in ns."""
     totals = [0] * len(steps)
-    first = 0
+    first, count = 0, len(intervals)
     for position, step in enumerate(steps):
-        while first < len(intervals) and intervals[first][1] <= step.start_ns:
+        step_start, step_end = step.start_ns, step.end_ns
+        while first < count and intervals[first][1] <= step_start:
             first += 1
-        index = first
-        while index < len(intervals) and intervals[index][0] < step.end_ns:
+        index, total = first, 0
+        while index < count:
             start, end = intervals[index]
-            totals[position] += min(end, step.end_ns) - max(start, step.start_ns)
+            if start >= step_end:
+                break
+            total += (end if end < step_end else step_end) - (
+                start if start > step_start else step_start
+            )
             index += 1
+        totals[position] = total
     return totals
 
 
