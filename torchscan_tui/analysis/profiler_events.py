@@ -14,6 +14,7 @@ from bisect import bisect_right
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from operator import itemgetter
 from typing import NamedTuple
 
 from torchscan_tui.analysis.activities import event_classes
@@ -68,6 +69,15 @@ class DeviceWait(NamedTuple):
     start_ns: int
     end_ns: int
     correlation_id: int
+
+
+# The RawEvent fields the columns keep, in the order from_events unpacks them.
+_COLUMN_FIELDS = tuple(
+    RawEvent._fields.index(name)
+    for name in ("name", "device_type", "is_async", "thread", "start_ns", "end_ns",
+                 "correlation_id", "linked_correlation_id", "shapes", "is_user_annotation",
+                 "activity_type", "flops")
+)  # fmt: skip
 
 
 def kept_event(event: RawEvent) -> bool:
@@ -136,11 +146,12 @@ class EventColumns:
     def from_events(cls, events: Sequence[RawEvent]) -> EventColumns:
         """Columns of the events grouping keeps (utility and hidden events dropped)."""
         kept = [event for event in events if kept_event(event)]
-        columns = [list(column) for column in zip(*kept, strict=True)] or [
-            [] for _ in RawEvent._fields
-        ]
+        # A field at a time (a C-level pass each): zip(*kept) called with a million
+        # arguments built every column twice over (tuples, then lists).
         (names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
-         shapes, annotations, activities, _nbytes, _hidden, flops) = columns  # fmt: skip
+         shapes, annotations, activities, flops) = (
+            list(map(itemgetter(field), kept)) for field in _COLUMN_FIELDS
+        )  # fmt: skip
         return cls(
             names, devices, asynchronous, threads, starts, ends, correlation_ids, linked_ids,
             shapes, annotations, activities,
