@@ -154,3 +154,31 @@ def test_a_gzip_trace_streams_and_a_cut_gzip_is_read_up_to_its_cut(tmp_path, sma
     report = open_profile(path)[0]
     assert report["run"]["complete"] is False
     assert 0 < sum(row["calls"] for row in report["operators"]) < 2000
+
+
+def test_a_thread_written_as_a_float_is_one_thread_however_its_piece_was_decoded(
+    tmp_path, small_pieces
+):
+    """Pieces are decoded plainly until one needs exact times (formats/trace/decode.py):
+    a tid written ``7.0`` is thread 7 in both, so an op in an early piece still holds
+    the ops of a late one."""
+    late_start = 2**44  # past 2**43 us a float loses the nanoseconds: read exactly
+    outer = _op("outer", 0, late_start + 10_000)
+    early = [_op("aten::mm", 10 * i + 1, 5) for i in range(200)]
+    late = [_op("aten::mm", late_start + 10 * i, 5) for i in range(200)]
+    events = [outer, *early, *late]
+    for event in events:
+        event["tid"] = 7.0
+    text = _trace(events).decode()
+    for event in late:  # a fraction on each late time
+        text = text.replace(f'"ts": {event["ts"]},', f'"ts": {event["ts"]}.5,')
+    path = tmp_path / "float_tids.json"
+    path.write_text(text)
+    report = open_profile(path)[0]
+    assert _canonical(report) == _canonical(_whole(path))
+    rows = {row["operator"]: row for row in report["operators"]}
+    assert rows["aten::mm"]["calls"] == 400
+    children = 400 * 5e-6
+    assert rows["outer"]["cpu_self_seconds"] == pytest.approx(
+        (late_start + 10_000) * 1e-6 - children
+    )

@@ -63,8 +63,14 @@ _NAME, _CATEGORY, _TS, _DURATION, _ARGS, _THREAD = map(
 
 
 def _thread(value: object) -> int:
+    """A thread id as a number: a whole number written ``7.0`` is thread 7 however it was
+    decoded (float, or int or Decimal read exactly); a name's digits, or its hash."""
     if isinstance(value, int):
         return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
+        return int(value)
     digits = "".join(ch for ch in str(value) if ch.isdigit())
     return int(digits) if digits else hash(value) & 0xFFFFFFFF
 
