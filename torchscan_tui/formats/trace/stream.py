@@ -18,7 +18,6 @@ the caller reads the file whole, as before, with its errors and repairs.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from itertools import chain
 
 import msgspec
 
@@ -50,12 +49,11 @@ def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> De
     if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
         raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
     prefix, pending = head[: key.end() - 1], head[key.end() :]
-    objects, limit = head.count(b"{"), max_objects()
+    count = _ObjectCount()
+    count.add(head)
     buffered, size = [pending], len(pending)
-    for chunk in chain([b""], pieces):
-        objects += chunk.count(b"{")  # as jsonio.check_object_count counts them
-        if objects > limit:
-            raise NotStreamable("more JSON objects than are read at once")
+    for chunk in pieces:
+        count.add(chunk)
         buffered.append(chunk)
         size += len(chunk)
         if size >= 2 * BATCH_BYTES:
@@ -75,6 +73,19 @@ def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> De
     if header is None or b'"traceEvents"' in suffix:
         raise NotStreamable("the fields after the events are not a trace's")
     return header
+
+
+class _ObjectCount:
+    """The ``{`` bytes read so far, as jsonio.check_object_count counts a whole file: past
+    its limit, NotStreamable (read whole, the file is refused naming the limit)."""
+
+    def __init__(self) -> None:
+        self.objects, self.limit = 0, max_objects()
+
+    def add(self, chunk: bytes) -> None:
+        self.objects += chunk.count(b"{")
+        if self.objects > self.limit:
+            raise NotStreamable("more JSON objects than are read at once")
 
 
 def _head(pieces: Iterator[bytes]) -> bytes:
