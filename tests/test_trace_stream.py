@@ -5,21 +5,28 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from torchscan_tui.formats import opening
 from torchscan_tui.formats.opening import open_profile
-from torchscan_tui.formats.report import read_file
+from torchscan_tui.formats.report import read_file, save_report
 from torchscan_tui.formats.trace import stream
 from torchscan_tui.formats.trace.decode import decode_trace
 from torchscan_tui.formats.trace.reader import report_from_trace
 
 DATA = Path(__file__).parent / "data"
+# The two biggest take seconds: kept out of the fast subset.
 REAL_TRACES = [
-    "resnet50_2021_cuda.pt.trace.json.gz",  # call stacks, [memory], kernels, 2021 fields
-    "trace_diff_control.json.gz",  # A100, shapes, module hierarchy, flows
+    pytest.param(  # call stacks, [memory], kernels, 2021 fields
+        "resnet50_2021_cuda.pt.trace.json.gz", marks=pytest.mark.slow
+    ),
+    pytest.param(  # A100, shapes, module hierarchy, flows
+        "trace_diff_control.json.gz", marks=pytest.mark.slow
+    ),
     "alexnet_cuda.json.gz",
     "mtia_inference.json.gz",
     "rocm_minitoy.json.gz",
@@ -66,6 +73,7 @@ def test_a_real_trace_read_in_pieces_gives_the_report_read_whole(name, monkeypat
     assert _canonical(streamed) == _canonical(_whole(path))
 
 
+@pytest.mark.slow  # a torch profile written first: seconds
 def test_a_with_stack_memory_trace_read_in_pieces_gives_the_report_read_whole(
     tmp_path, small_pieces
 ):
@@ -182,3 +190,20 @@ def test_a_thread_written_as_a_float_is_one_thread_however_its_piece_was_decoded
     assert rows["outer"]["cpu_self_seconds"] == pytest.approx(
         (late_start + 10_000) * 1e-6 - children
     )
+
+
+def test_a_saved_report_opens_without_importing_the_trace_machinery(tmp_path):
+    """The streamed reader looks at the first bytes before importing anything of the
+    trace's (a report's open is the first paint's: ~25 ms of imports)."""
+    report = tmp_path / "saved.json"
+    opened = open_profile(DATA / "cpu_trace.json")[0]
+    save_report(opened, report)
+    code = (
+        "import sys\n"
+        "from torchscan_tui.formats.opening import open_profile_paged\n"
+        f"open_profile_paged({str(report)!r})\n"
+        "print([m for m in sys.modules if m.startswith('torchscan_tui.formats.trace')])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, timeout=60)  # fmt: skip
+    assert done.stdout.strip() == "[]"

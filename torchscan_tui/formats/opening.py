@@ -160,18 +160,22 @@ def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
 
 def _streamed_trace(source: str, progress: Progress) -> tuple[DecodedTrace, TraceColumns] | None:
     """A trace file's fields and its events read into columns as it is decoded, a piece at
-    a time (:mod:`~torchscan_tui.formats.trace.stream`); None for a file that is not such
-    a trace, or that fails anywhere: read whole, it is opened, repaired or refused (with the
-    message naming the fix) as before."""
-    from torchscan_tui.formats.trace.columns import ColumnReader
-    from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
-
-    reader = ColumnReader(source)
+    a time (:mod:`~torchscan_tui.formats.trace.stream`); None for a saved report (told by
+    its first bytes, before the trace machinery is imported) and for a file that is not
+    such a trace or fails anywhere: read whole, it is opened, repaired or refused (with
+    the message naming the fix) as before."""
     with closing(file_chunks(source, progress)) as chunks:
         try:
             first = next(chunks, b"")
-            if looks_like_report(first):
-                return None
+        except (OSError, ValueError, EOFError, zlib.error):
+            return None
+        if looks_like_report(first):
+            return None
+        from torchscan_tui.formats.trace.columns import ColumnReader
+        from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
+
+        reader = ColumnReader(source)
+        try:
             header = stream_trace(chain([first], chunks), _releasing(reader.add))
         except (NotStreamable, ReportError, OSError, ValueError, EOFError, zlib.error):
             return None
