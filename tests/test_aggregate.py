@@ -114,6 +114,7 @@ def _asking_every_event(kineto_results):
     ]
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_extraction_skips_only_calls_whose_answer_is_known():
     """Ops, record_function ranges, [memory] instants and a second thread: the events
     read with the shortcuts equal the events asked everything; without a device activity

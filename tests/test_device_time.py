@@ -92,6 +92,7 @@ def test_2021_trace_kernels_are_device_work_not_cpu_operators(reports):
     assert {k["kernel"] for k in report["kernels"]} == device_names
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_touching_events_stay_apart_and_self_time_is_never_negative(reports):
     """Point 2: times read exactly (trace_diff_control's aten::to read 23.471 ms)."""
     report = reports["trace_diff_control.json.gz"]

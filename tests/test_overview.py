@@ -77,6 +77,7 @@ def test_a_trace_without_profiler_steps_is_one_step_as_the_plugin_makes_it():
     assert ours["source"] == FROM_WHOLE_PROFILE and [s["name"] for s in ours["steps"]] == ["0"]
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_nccl_kernels_are_communication_where_the_plugin_misses_them():
     """The plugin counts a kernel as communication only when its External id is that of
     an op in its list of five NCCL names; in this 2022 trace the NCCL kernels hang under

@@ -69,6 +69,7 @@ def _row(operator: str, site: str, seconds: float) -> dict:
             "sites": [{"site": site, "cpu_self_seconds": seconds, "share": 1.0}]}  # fmt: skip
 
 
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_l_filters_its_lines_by_words_and_escape_goes_back_then_out():
     """Issue 29, point 3: the by-line view filters its own lines (file, function or
     operators; every word), as well as showing the rows the profile's filter shows."""

@@ -330,12 +330,12 @@ class ColumnReader:
                 for a, device in zip(args, on_device, strict=True)
             )
         ]
-        threads = [tid if type(tid) is int else _thread(tid) for tid in map(_THREAD, complete)]
+        threads = self._thread_numbers(list(map(_THREAD, complete)))
         columns = self._columns
         for name, values in (
             ("names", map(sys.intern, names)),
             ("devices", ["CUDA" if device else "CPU" for device in on_device]),
-            ("threads", map(self._threads.setdefault, threads, threads)),
+            ("threads", threads),
             ("starts", starts),
             ("ends", ends),
             ("correlation_ids", correlation_ids),
@@ -362,6 +362,21 @@ class ColumnReader:
             self._sites += sites or repeat(None, len(names))
         if PYTHON_FUNCTION in present:
             _add_frames(self._frames, batch)
+
+    def _thread_numbers(self, tids: list) -> list[int]:
+        """Each event's thread as a number (:func:`_thread`), worked out once per distinct
+        id (a trace names a handful; a 2021 trace writes most as strings) and each number
+        kept as one int object."""
+        kept = self._threads
+        try:
+            numbers = {
+                tid: kept.setdefault(number, number)
+                for tid in set(tids)
+                for number in (tid if type(tid) is int else _thread(tid),)
+            }
+        except TypeError:  # an id that is a list or an object: each on its own
+            return [tid if type(tid) is int else _thread(tid) for tid in tids]
+        return list(map(numbers.__getitem__, tids))
 
     def finish(self) -> TraceColumns:
         """The columns of every batch added."""
