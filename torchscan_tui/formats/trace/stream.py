@@ -127,7 +127,8 @@ def _cut(
     nothing cut (the tail reader takes it all)."""
     for brace in _boundaries(text, start, limit):
         try:
-            events = decode(b"".join((b"[", text[start : brace + 1], b"]")))
+            # One copy (the join of a view), not two (a slice, then the join).
+            events = decode(b"".join((b"[", memoryview(text)[start : brace + 1], b"]")))
         except _DECODE_ERRORS:
             continue
         return events, text.index(b"{", brace + 1)
