@@ -66,6 +66,34 @@ with open(sys.argv[1], "rb") as handle:
 data.process()
 data.analyze()
 """
+# Where our open's time goes, stage by stage, in a fresh process (what docs/performance.md
+# cites): the pieces read into columns, grouping, the step model, the summaries.
+OURS_STAGES = """
+import json, sys, time
+from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.step_model import find_steps
+from torchscan_tui.analysis.summaries import summaries
+from torchscan_tui.common.gcpause import gc_paused
+from torchscan_tui.formats.opening import _streamed_trace
+stages, clock = {}, time.perf_counter()
+def lap(name):
+    global clock
+    now = time.perf_counter()
+    stages[name] = round(now - clock, 2)
+    clock = now
+with gc_paused():
+    streamed = _streamed_trace(sys.argv[1], lambda *_: None)
+    assert streamed is not None, "not read in pieces"
+    columns = streamed[1].columns
+    lap("pieces into columns")
+    aggregate_events(columns)
+    lap("grouping")
+    steps = find_steps(columns)
+    lap("step model")
+    summaries(columns, steps)
+    lap("overview and device timeline")
+print(json.dumps(stages))
+"""
 HTA_PARSE = """
 import logging, sys
 logging.disable(logging.WARNING)
@@ -212,6 +240,9 @@ def main() -> None:
             medians[name] = (seconds, peak)
             print(f"  {name:<14} {seconds:7.2f} s   peak RSS {peak / 2**20:7.0f} MiB "
                   f"({peak / size:.2f}x the file)")  # fmt: skip
+        stages = subprocess.run([python, "-c", OURS_STAGES, str(trace)], capture_output=True,
+                                text=True, check=True).stdout.strip().splitlines()[-1]  # fmt: skip
+        print("ours by stage (s):", ", ".join(f"{k} {v}" for k, v in json.loads(stages).items()))
         ours = medians.get("ours (open)")
         if ours:
             print(f"ours (open): {ours[0]:.2f} s, target <= 3 s; {ours[1] / size:.2f}x the "

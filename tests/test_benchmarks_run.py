@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
         ["benchmarks.trace_open", "--events", "2000", "--repeats", "1"],
         ["benchmarks.aggregation", "--events", "2000", "--repeats", "1"],
         ["benchmarks.table", "--rows", "300", "--repeats", "1"],
+        ["benchmarks.big_trace", "--copies", "0.05", "--no-refs"],  # its stages too
     ],
 )
 def test_a_benchmark_runs_on_a_tiny_input(argv):
