@@ -47,15 +47,7 @@ def open_handoff(name: str) -> int:
     """A descriptor for writing the file the session made for this process under
     ``name``: opened by the path it gave, creating nothing and following no link, and
     kept only if it is that very file (its device and inode). NotTheHandoff otherwise."""
-    spec = os.environ.get(handoff_variable(name))
-    if not spec:
-        raise NotTheHandoff(f"no {name} was made for this process")
-    path, device, inode = spec.rsplit(":", 2)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    info = os.fstat(fd)
-    if (info.st_dev, info.st_ino) != (int(device), int(inode)):
-        os.close(fd)
-        raise NotTheHandoff(f"{path} is no longer the file made for this process")
+    fd = _open_made(name, os.O_WRONLY | os.O_APPEND)
     os.set_blocking(fd, True)
     return fd
 
@@ -63,15 +55,8 @@ def open_handoff(name: str) -> int:
 def read_handoff(name: str, limit: int) -> bytes:
     """What this process's file ``name`` holds (its first ``limit`` bytes), read through a
     descriptor of its own that is checked to be the file the session made."""
-    spec = os.environ.get(handoff_variable(name))
-    if not spec:
-        raise NotTheHandoff(f"no {name} was made for this process")
-    path, device, inode = spec.rsplit(":", 2)
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    fd = _open_made(name, os.O_RDONLY)
     try:
-        info = os.fstat(fd)
-        if (info.st_dev, info.st_ino) != (int(device), int(inode)):
-            raise NotTheHandoff(f"{path} is no longer the file made for this process")
         parts, size = [], 0
         while size < limit and (chunk := os.pread(fd, min(limit - size, 1 << 20), size)):
             parts.append(chunk)
@@ -79,3 +64,23 @@ def read_handoff(name: str, limit: int) -> bytes:
         return b"".join(parts)
     finally:
         os.close(fd)
+
+
+def _open_made(name: str, flags: int) -> int:
+    """The file the session made under ``name`` (its path, device and inode handed down
+    in the environment), opened with ``flags``, creating nothing and following no link
+    (without blocking: a FIFO put there is not waited on); NotTheHandoff if it is not
+    that very file."""
+    spec = os.environ.get(handoff_variable(name))
+    if not spec:
+        raise NotTheHandoff(f"no {name} was made for this process")
+    path, device, inode = spec.rsplit(":", 2)
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.fstat(fd)
+        if (info.st_dev, info.st_ino) != (int(device), int(inode)):
+            raise NotTheHandoff(f"{path} is no longer the file made for this process")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
