@@ -107,7 +107,22 @@ def nanoseconds(microseconds: list) -> list[int]:
     return list(map(add, map((1000).__mul__, wholes), fractions))
 
 
-def _memory_instants(trace_events: list) -> tuple[list[RawEvent], list]:
+def _thread_numbers(tids: list, kept: dict[int, int]) -> list[int]:
+    """Each event's thread as a number (:func:`_thread`), worked out once per distinct id
+    (a trace names a handful; a 2021 trace writes most as strings) and each number kept
+    as one int object (``kept``: those of the events read before)."""
+    try:
+        numbers = {
+            tid: kept.setdefault(number, number)
+            for tid in set(tids)
+            for number in (tid if type(tid) is int else _thread(tid),)
+        }
+    except TypeError:  # an id that is a list or an object: each on its own
+        return [tid if type(tid) is int else _thread(tid) for tid in tids]
+    return list(map(numbers.__getitem__, tids))
+
+
+def _memory_instants(trace_events: list, threads: dict[int, int]) -> tuple[list[RawEvent], list]:
     """The ``[memory]`` instants (allocations and frees) of decoded trace events, and
     each one's ``args`` (what the allocations read: address, bytes, total, device)."""
     instants = [
@@ -122,7 +137,7 @@ def _memory_instants(trace_events: list) -> tuple[list[RawEvent], list]:
                 repeat(MEMORY_EVENT_NAME),
                 ["CPU" if a is None or a.device_type == 0 else "CUDA" for a in args],
                 repeat(False),
-                [_thread(tid) for tid in map(_THREAD, instants)],
+                _thread_numbers(list(map(_THREAD, instants)), threads),
                 times,
                 times,
                 repeat(0),
@@ -224,11 +239,6 @@ class TraceColumns:
     has_shapes: bool
 
 
-def columns_from_trace(trace_events: list, source: str = "trace") -> EventColumns:
-    """The operator, annotation, runtime, kernel and memory events of decoded trace events."""
-    return read_columns([trace_events], source).columns
-
-
 def read_columns(batches: Iterable[list], source: str = "trace") -> TraceColumns:
     """The columns of the events in ``batches`` (the trace's events in order)."""
     reader = ColumnReader(source)
@@ -246,7 +256,7 @@ class ColumnReader:
         self._columns: dict[str, Any] = {
             name: array("q") if name in INT_COLUMNS else [] for name in _COLUMN_NAMES
         }
-        self._threads: dict[int, int] = {}  # each thread id as one int object
+        self._threads: dict[int, int] = {}  # each thread number as one int object
         self._memory: list[RawEvent] = []
         self._memory_args: list = []
         self._waits: list[DeviceWait] = []
@@ -278,7 +288,7 @@ class ColumnReader:
 
     def _add(self, batch: list) -> None:
         complete, categories, classes, set_apart, present = _placed(batch)
-        memory, memory_args = _memory_instants(batch)
+        memory, memory_args = _memory_instants(batch, self._threads)
         self._read += len(complete) + len(memory)
         self._memory += memory
         self._memory_args += memory_args
@@ -330,7 +340,7 @@ class ColumnReader:
                 for a, device in zip(args, on_device, strict=True)
             )
         ]
-        threads = self._thread_numbers(list(map(_THREAD, complete)))
+        threads = _thread_numbers(list(map(_THREAD, complete)), self._threads)
         columns = self._columns
         for name, values in (
             ("names", map(sys.intern, names)),
@@ -361,22 +371,7 @@ class ColumnReader:
         if self._sites is not None:
             self._sites += sites or repeat(None, len(names))
         if PYTHON_FUNCTION in present:
-            _add_frames(self._frames, batch)
-
-    def _thread_numbers(self, tids: list) -> list[int]:
-        """Each event's thread as a number (:func:`_thread`), worked out once per distinct
-        id (a trace names a handful; a 2021 trace writes most as strings) and each number
-        kept as one int object."""
-        kept = self._threads
-        try:
-            numbers = {
-                tid: kept.setdefault(number, number)
-                for tid in set(tids)
-                for number in (tid if type(tid) is int else _thread(tid),)
-            }
-        except TypeError:  # an id that is a list or an object: each on its own
-            return [tid if type(tid) is int else _thread(tid) for tid in tids]
-        return list(map(numbers.__getitem__, tids))
+            _add_frames(self._frames, batch, self._threads)
 
     def finish(self) -> TraceColumns:
         """The columns of every batch added."""
@@ -429,12 +424,12 @@ def _extend(columns: dict[str, MutableSequence], name: str, values: Iterable) ->
     column.extend(values)
 
 
-def _add_frames(frames: dict[str, list], trace_events: list) -> None:
+def _add_frames(frames: dict[str, list], trace_events: list, threads: dict[int, int]) -> None:
     """Kineto's ``python_function`` events (traces recorded with ``with_stack`` by torch
     2.x): each frame's name, thread, start and end, added to ``frames``."""
     found = [e for e in trace_events if e.ph == "X" and e.cat == PYTHON_FUNCTION]
     starts = nanoseconds(list(map(_TS, found)))
     frames["names"] += [sys.intern(name) if type(name) is str else "" for name in map(_NAME, found)]
-    frames["threads"] += [t if type(t) is int else _thread(t) for t in map(_THREAD, found)]
+    frames["threads"] += _thread_numbers(list(map(_THREAD, found)), threads)
     frames["starts"] += starts
     frames["ends"] += map(add, starts, nanoseconds(list(map(_DURATION, found))))
