@@ -207,3 +207,19 @@ def test_a_saved_report_opens_without_importing_the_trace_machinery(tmp_path):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True, timeout=60)  # fmt: skip
     assert done.stdout.strip() == "[]"
+
+
+def test_an_id_past_64_bits_keeps_every_column_aligned(tmp_path):
+    """Times and ids are 8-byte arrays until one does not fit (formats/trace/columns.py):
+    the column turns into a list holding each event's value once, in order."""
+    events = [_op("aten::mm", 10 * i, 5, **{"External id": i + 1}) for i in range(6)]
+    events[3]["args"]["External id"] = 2**64 + 7
+    path = tmp_path / "big_id.json"
+    path.write_bytes(_trace(events))
+    streamed = opening._streamed_trace(str(path), lambda *_: None)
+    assert streamed is not None
+    columns = streamed[1].columns
+    assert list(columns.correlation_ids) == [1, 2, 3, 2**64 + 7, 5, 6]
+    assert len(columns.names) == len(columns.starts) == len(columns.correlation_ids) == 6
+    (row,) = open_profile(path)[0]["operators"]
+    assert row["calls"] == 6

@@ -413,13 +413,18 @@ INT_COLUMNS = frozenset({"starts", "ends", "correlation_ids", "linked_ids", "seq
 
 
 def _extend(columns: dict[str, MutableSequence], name: str, values: Iterable) -> None:
+    """Add ``values`` to the column ``name``: an array until a value does not fit in 8
+    bytes, then a list (the array keeps what it took before the value that overflowed:
+    that is cut off first, so no value is added twice)."""
     column = columns[name]
     if type(column) is array:
         values = list(values)
+        before = len(column)
         try:
             column.extend(values)
             return
         except OverflowError:
+            del column[before:]
             column = columns[name] = list(column)
     column.extend(values)
 
