@@ -98,3 +98,31 @@ async def test_l_filters_its_lines_by_words_and_escape_goes_back_then_out():
         await pilot.press("escape")
         await pilot.pause()
         assert app.screen is not screen
+
+
+async def test_keys_typed_in_one_burst_after_slash_are_the_line_filters_text():
+    """As the profile's filter (issue 20, bug 4): '/gc' sent at once (a paste, tmux
+    send-keys) is the filter's text, not g (sort by device) and c (sort by CPU)."""
+    from textual import events
+    from textual.app import App
+
+    rows = [_row("aten::mm", "/p/gc.py(12): forward", 0.3),
+            _row("aten::add_", "/p/train.py(7): <module>", 0.1)]  # fmt: skip
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(ByLineScreen(rows, 0.4, []))
+
+    app = Host()
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ByLineScreen)
+        for key, character in [("slash", "/"), ("g", "g"), ("c", "c")]:
+            app.post_message(events.Key(key, character))
+        await pilot.pause()
+        await pilot.pause()
+        assert screen.words == "gc" and screen.by_device is False
+        assert [line["site"] for line in screen.lines] == ["/p/gc.py(12): forward"]
+        await pilot.press("slash")  # typed in the box, "/" is a character
+        assert screen.words == "gc/"

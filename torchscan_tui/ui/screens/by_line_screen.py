@@ -57,6 +57,7 @@ class ByLineScreen(Screen[None]):
             "focus_filter",
             "Filter",
             tooltip="Lines whose file, function or operators hold every word",
+            priority=True,  # as the profile's and kernels' "/": see action_focus_filter
         ),  # fmt: skip
     ]
 
@@ -127,7 +128,9 @@ class ByLineScreen(Screen[None]):
         self._fill()
 
     def action_focus_filter(self) -> None:
-        self.query_one("#by-line-filter", Input).focus()
+        # Now, not after the queued events as focus() does: keys typed right after "/"
+        # in one burst (a paste, tmux send-keys) are the filter's text, not c / g / q.
+        self.set_focus(self.query_one("#by-line-filter", Input))
 
     @on(Input.Changed, "#by-line-filter")
     def _filter_changed(self, event: Input.Changed) -> None:
