@@ -17,6 +17,7 @@ the caller reads the file whole, as before, with its errors and repairs.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
@@ -44,8 +45,7 @@ def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> De
     Raises NotStreamable (see the module), or what reading the chunks raises."""
     decode = EventDecoder().decode
     pieces = iter(chunks)
-    head = _head(pieces)
-    key = EVENTS_KEY.search(head, 0, HEAD_LIMIT)
+    head, key = _head(pieces)
     if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
         raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
     prefix, pending = head[: key.end() - 1], head[key.end() :]
@@ -88,14 +88,16 @@ class _ObjectCount:
             raise NotStreamable("more JSON objects than are read at once")
 
 
-def _head(pieces: Iterator[bytes]) -> bytes:
-    """The file's first bytes, up to and past where the event array starts."""
+def _head(pieces: Iterator[bytes]) -> tuple[bytes, re.Match[bytes] | None]:
+    """The file's first bytes, up to and past where the event array starts, and where
+    it starts (None: not within :data:`HEAD_LIMIT`)."""
     head = b""
     for chunk in pieces:
         head += chunk
-        if EVENTS_KEY.search(head, 0, HEAD_LIMIT) or len(head) >= HEAD_LIMIT:
-            break
-    return head
+        key = EVENTS_KEY.search(head, 0, HEAD_LIMIT)
+        if key is not None or len(head) >= HEAD_LIMIT:
+            return head, key
+    return head, None
 
 
 def _feed(decode: Decode, text: bytes, consume: Callable[[list], None]) -> int:
