@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual import events
+from textual.app import App
 from textual.widgets import DataTable
 
 from torchscan_tui.formats.opening import open_profile
@@ -69,21 +71,24 @@ def _row(operator: str, site: str, seconds: float) -> dict:
             "sites": [{"site": site, "cpu_self_seconds": seconds, "share": 1.0}]}  # fmt: skip
 
 
+def _hosting(rows: list[dict]) -> App:
+    """A bare app showing the by-line view of ``rows`` (each row's share of their sum)."""
+    total = sum(row["cpu_self_seconds"] for row in rows)
+
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(ByLineScreen(rows, total, []))
+
+    return Host()
+
+
 @pytest.mark.slow  # over a second: the fast subset stays under a minute
 async def test_l_filters_its_lines_by_words_and_escape_goes_back_then_out():
     """Issue 29, point 3: the by-line view filters its own lines (file, function or
     operators; every word), as well as showing the rows the profile's filter shows."""
-    from textual.app import App
-
-    rows = [_row("aten::mm", "/p/model.py(12): forward", 0.3),
-            _row("aten::softmax", "/p/attention.py(40): forward", 0.2),
-            _row("aten::add_", "/p/train.py(7): <module>", 0.1)]  # fmt: skip
-
-    class Host(App):
-        def on_mount(self) -> None:
-            self.push_screen(ByLineScreen(rows, 0.6, []))
-
-    app = Host()
+    app = _hosting([_row("aten::mm", "/p/model.py(12): forward", 0.3),
+                    _row("aten::softmax", "/p/attention.py(40): forward", 0.2),
+                    _row("aten::add_", "/p/train.py(7): <module>", 0.1)])  # fmt: skip
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         screen = app.screen
@@ -103,17 +108,8 @@ async def test_l_filters_its_lines_by_words_and_escape_goes_back_then_out():
 async def test_keys_typed_in_one_burst_after_slash_are_the_line_filters_text():
     """As the profile's filter (issue 20, bug 4): '/gc' sent at once (a paste, tmux
     send-keys) is the filter's text, not g (sort by device) and c (sort by CPU)."""
-    from textual import events
-    from textual.app import App
-
-    rows = [_row("aten::mm", "/p/gc.py(12): forward", 0.3),
-            _row("aten::add_", "/p/train.py(7): <module>", 0.1)]  # fmt: skip
-
-    class Host(App):
-        def on_mount(self) -> None:
-            self.push_screen(ByLineScreen(rows, 0.4, []))
-
-    app = Host()
+    app = _hosting([_row("aten::mm", "/p/gc.py(12): forward", 0.3),
+                    _row("aten::add_", "/p/train.py(7): <module>", 0.1)])  # fmt: skip
     async with app.run_test(size=(160, 30)) as pilot:
         await pilot.pause()
         screen = app.screen
