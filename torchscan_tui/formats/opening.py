@@ -22,7 +22,6 @@ from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.jsonio import Progress, file_chunks, no_progress
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import (
-    SCHEMA_NAME,
     PendingRows,
     ReportError,
     decode_report,
@@ -30,6 +29,7 @@ from torchscan_tui.formats.report import (
     read_file,
     validate_report,
 )
+from torchscan_tui.formats.report_head import file_identity, looks_like_report, open_report_ends
 from torchscan_tui.formats.report_schema import Report
 
 if TYPE_CHECKING:
@@ -50,12 +50,6 @@ def traces_in(folder: Path) -> list[Path]:
 
 def newest_trace_in(folder: Path) -> Path:
     return traces_in(folder)[0]
-
-
-def looks_like_report(data: bytes) -> bool:
-    """Whether the file starts as our reports do (the schema key first): then the trace
-    decoder's pass over it would be wasted. A file that does not is still read right."""
-    return f'"schema": "{SCHEMA_NAME}"'.encode() in data[:256]
 
 
 class Opened(NamedTuple):
@@ -102,14 +96,14 @@ def open_profile_paged(
         ) from None
 
 
-def _identity(info: os.stat_result) -> tuple[int, int, int, int]:
-    return info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns
-
-
 def _open(source: str, progress: Progress, first_page: int | None, keep_trace: bool) -> Opened:
     with gc_paused():
+        if first_page is not None:
+            ends = open_report_ends(source, first_page)
+            if ends is not None:  # a big report: its first page now, the rest read later
+                return Opened(validate_report(ends[0], source), source, ends[1])
         try:
-            read = _identity(os.stat(source))
+            read = file_identity(os.stat(source))
         except OSError:
             read = None  # read_file names what is wrong
         streamed = _streamed_trace(source, progress)
@@ -151,7 +145,7 @@ def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
         trace = KeptTrace.keep(source)
     except ExportError:
         return None
-    if read is None or _identity(os.fstat(trace.fileno())) != read:
+    if read is None or file_identity(os.fstat(trace.fileno())) != read:
         trace.close()
         return None
     return trace

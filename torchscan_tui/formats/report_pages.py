@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Protocol
 
 import msgspec
 
@@ -37,6 +38,14 @@ def _json_array(texts: list) -> bytes:
     return b"[" + b",".join(texts) + b"]"
 
 
+class LaterBytes(Protocol):
+    """Bytes read when first asked for (a file's span held open), or let go unread."""
+
+    def read(self) -> bytes: ...
+
+    def close(self) -> None: ...
+
+
 class PendingRows:
     """Rows of a report not decoded yet, as JSON arrays of ``PART_ROWS`` rows, and how
     many rows come before them (``offset``: the first page's, for the rows' numbers).
@@ -57,7 +66,7 @@ class PendingRows:
         offset: int = 0,
         texts: list | None = None,
         size: int = PART_ROWS,
-        array: bytes | memoryview | None = None,
+        array: bytes | memoryview | LaterBytes | None = None,
         skip: int = 0,
     ):
         self._parts = parts or []
@@ -73,17 +82,26 @@ class PendingRows:
 
     @classmethod
     def of_array(
-        cls, array: bytes | memoryview, skip: int = 0, size: int = PART_ROWS
+        cls, array: bytes | memoryview | LaterBytes, skip: int = 0, size: int = PART_ROWS
     ) -> PendingRows:
-        """The rows of a JSON array (bytes-like) but its first ``skip``, split into rows
-        only when first asked (their number, their parts): the split scans every row,
-        which the first page need not wait for."""
+        """The rows of a JSON array (bytes-like, or read when first asked) but its first
+        ``skip``, split into rows only when first asked (their number, their parts): the
+        read and the split scan every row, which the first page need not wait for."""
         return cls(offset=skip, size=size, array=array, skip=skip)
 
     def _split_array(self) -> None:
-        if self._array is not None:
-            self._texts = _ROW_TEXTS.decode(self._array)[self._skip :]
-            self._array = None
+        array, self._array = self._array, None
+        if array is None:
+            return
+        if not isinstance(array, (bytes, memoryview)):
+            array = array.read()
+        self._texts = _ROW_TEXTS.decode(array)[self._skip :]
+
+    def close(self) -> None:
+        """Let go of rows never asked for (a file held open for them is closed)."""
+        array, self._array = self._array, None
+        if array is not None and not isinstance(array, (bytes, memoryview)):
+            array.close()
 
     def __len__(self) -> int:
         self._split_array()
@@ -148,28 +166,56 @@ _ROWS_END = b'\n ],\n "context": '  # how report.dumps_report closes the rows
 _HEADER_LIMIT = 4096  # the keys before the rows: a few lines
 
 
-def _located_rows(data: bytes) -> tuple[dict, memoryview] | None:
+def _rows_span(head: bytes, tail: bytes, tail_offset: int = 0) -> tuple[dict, int, int] | None:
     """For a report laid out as :func:`dumps_report` writes it: the document with an
-    empty rows list, and the rows' JSON array in place, not scanned. None for any other
-    layout.
+    empty rows list, and where the rows' JSON array starts and ends in the file, not
+    scanned. ``head`` is the file's start, ``tail`` its end from ``tail_offset`` on (both
+    the whole file, when it is in memory). None for any other layout.
 
     Top-level keys are the only lines indented by one space (nested ones have more, rows
     start with two, and no JSON string holds a line break), so the rows' key is found in
     the first lines and their end from the file's end: the few lines around the rows are
     all that is decoded, not 20 MiB of rows (~40 ms here before the first frame).
     """
-    start = data.find(_ROWS_KEY, 0, _HEADER_LIMIT)
-    end = data.rfind(_ROWS_END)
-    if start < 0 or end < start:
+    start = head.find(_ROWS_KEY, 0, _HEADER_LIMIT)
+    end = tail.rfind(_ROWS_END)
+    if start < 0 or end < 0 or tail_offset + end < start:
         return None
-    array_start, array_end = start + len(_ROWS_KEY), end + len(b"\n ]")
+    array_start, after_array = start + len(_ROWS_KEY), end + len(b"\n ]")
     try:
-        document = decode_json(data[:array_start] + b"[]" + data[array_end:])
+        document = decode_json(head[:array_start] + b"[]" + tail[after_array:])
     except ValueError:
         return None
     if not isinstance(document, dict) or document.get("operators") != []:
         return None
-    return document, memoryview(data)[array_start:array_end]
+    return document, array_start, tail_offset + after_array
+
+
+def _located_rows(data: bytes) -> tuple[dict, memoryview] | None:
+    """The document with an empty rows list and the rows' array in place (see
+    :func:`_rows_span`); None for any other layout."""
+    span = _rows_span(data, data)
+    if span is None:
+        return None
+    document, start, end = span
+    return document, memoryview(data)[start:end]
+
+
+def first_page_of_ends(
+    head: bytes, tail: bytes, tail_offset: int, rows: int
+) -> tuple[dict, int, int] | None:
+    """From a report file's first and last bytes (see :mod:`report_head`): the document
+    with the first rows of up to ``rows`` that lie whole in ``head``, and where the rows'
+    array starts and ends in the file. None for another layout, or no whole row."""
+    span = _rows_span(head, tail, tail_offset)
+    if span is None:
+        return None
+    document, start, end = span
+    page = _rows_by_line(memoryview(head)[start:], rows)
+    if not page:
+        return None
+    document["operators"] = page
+    return document, start, end
 
 
 def first_page_of(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:

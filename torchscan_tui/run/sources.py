@@ -16,6 +16,7 @@ from typing import Protocol
 
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import head_of, incomplete_run
+from torchscan_tui.formats.report_head import RowsUnreadable
 from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.formats.report_schema import Report, RunStatus
 from torchscan_tui.run.config import RunConfig
@@ -178,6 +179,9 @@ class ReportSource:
     def run(self, emit: Emit) -> None:
         try:
             total = len(self.report["operators"]) + len(self.pending)
+        except RowsUnreadable as exc:  # the file changed, or holds too much
+            emit(self.unread_end(str(exc)))
+            return
         except ValueError:  # the rows past the first page are not JSON
             emit(self.damaged_end())
             return
@@ -197,8 +201,19 @@ class ReportSource:
             f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
             "those; open an intact copy for the rest"
         )
-        damaged: Report = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
-        return _finished(damaged, trace=self.trace)
+        return self._incomplete(message)
+
+    def _incomplete(self, message: str) -> RunFinished:
+        """The rows decoded so far, the report marked incomplete with ``message``."""
+        cut: Report = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
+        return _finished(cut, trace=self.trace)
+
+    def unread_end(self, reason: str) -> RunFinished:
+        """As :meth:`damaged_end`, for rows past the first page that were not read: the
+        file changed on disk, or the rest is over a limit (``reason`` says which)."""
+        shown = len(self.report["operators"])
+        message = f"{self.path}: only its first {shown} rows are shown, as {reason}"
+        return self._incomplete(message)
 
     def cancel(self) -> None:
         pass  # nothing runs
@@ -207,5 +222,6 @@ class ReportSource:
         return False  # nothing runs
 
     def cleanup(self) -> None:
+        self.pending.close()  # rows never read (the app left first): their file
         if self.trace is not None:
             self.trace.close()
