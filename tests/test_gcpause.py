@@ -9,6 +9,8 @@ import threading
 import pytest
 from replay import make_row
 
+from torchscan_tui import cli
+from torchscan_tui.common import startup
 from torchscan_tui.common.gcpause import GcBurst
 from torchscan_tui.run.protocol import RowsMessage, encode, read_messages
 
@@ -69,4 +71,29 @@ def test_rows_read_from_the_channel_are_frozen_when_the_burst_ends():
     os.close(read_fd)
     assert received[0].rows == rows
     assert gc.get_freeze_count() >= 2 * len(rows)  # each row and its shapes list
+    assert gc.isenabled()
+
+
+def test_start_up_pauses_the_collector_then_freezes_what_it_made():
+    """The entry points pause the collector; ``started`` freezes what start-up made and
+    resumes it, once; a collector that was off before stays off."""
+    gc.enable()
+    gc.unfreeze()
+    startup.pause_for_start()
+    assert not gc.isenabled()
+    made = [[index] for index in range(10_000)]
+    startup.started()
+    assert gc.isenabled() and gc.get_freeze_count() >= len(made)
+    startup.started()  # again: nothing left to do
+    assert gc.isenabled()
+    gc.disable()
+    startup.pause_for_start()
+    startup.started()
+    assert not gc.isenabled()
+
+
+@pytest.mark.parametrize("argv", [[], ["--row-limit", "0", "x.py"], ["missing.json"]])
+def test_the_command_resumes_the_collector_however_it_ends(argv, capsys):
+    gc.enable()
+    assert cli.main(argv) != 0
     assert gc.isenabled()

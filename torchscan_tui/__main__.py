@@ -2,6 +2,6 @@
 
 import sys
 
-from torchscan_tui.cli.command import main
+from torchscan_tui.cli import main
 
 sys.exit(main())

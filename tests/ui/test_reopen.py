@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import threading
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 from replay import make_row, replay_source
 from textual.widgets import Button, Input
 
+from torchscan_tui.common import startup
 from torchscan_tui.formats.opening import open_profile, open_profile_paged
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, load_report, save_report
 from torchscan_tui.run.sources import ReportSource
@@ -230,3 +232,21 @@ async def test_keys_that_do_not_apply_to_a_reopened_report_say_why(tmp_path, wai
         assert "this report names a trace at" in said and "never copied" in said
         assert "no workload to run again" in said
         assert "no workload output to show" in said
+
+
+async def test_the_app_resumes_a_paused_collector_after_its_first_frame(wait, tmp_path):
+    """Started by the command, the app runs with the collector paused until its first
+    frame is painted (common/startup.py); then it is back on, start-up frozen."""
+    _, opened, path, pending = saved_big_report(tmp_path, 300)
+    enabled = gc.isenabled()
+    try:
+        gc.enable()
+        startup.pause_for_start()
+        app = create_app(report=opened, report_path=path, pending_rows=pending, show_clock=False)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await wait(pilot)
+            assert gc.isenabled() and gc.get_freeze_count() > 0
+    finally:
+        startup.started()
+        gc.unfreeze()
+        (gc.enable if enabled else gc.disable)()

@@ -30,6 +30,7 @@ from torchscan_tui.cli.output import (
     has_terminal,
     say,
 )
+from torchscan_tui.common.startup import started
 from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, Opened, traces_in
 from torchscan_tui.formats.report import (
     ReportError,
@@ -69,10 +70,21 @@ def run_app(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The command. The collector its entry point paused resumes after the app's first
+    frame, before a headless run's or a conversion's work, and however the command ends
+    (:mod:`~torchscan_tui.common.startup`)."""
+    try:
+        return _command(argv)
+    finally:
+        started()
+
+
+def _command(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(protect_dash_paths(ours))
     if options.compare is not None:
+        started()
         return run_compare(
             options.compare, options.json, options.force, options.fail_on_regression, options.by
         )
@@ -88,6 +100,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return fail("--row-limit must be at least 1")
     if script.endswith((".json", ".json.gz")) or os.path.isdir(script):
         if options.json is not None:
+            started()
             return convert_profile(script, options.json, options.force)
         shown = has_terminal()
         try:
@@ -126,6 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         torchrun_options=torchrun_options(options),
     )
     if options.json is not None:
+        started()
         return run_headless(config, options.json, options.force, options.timeout)
     if options.timeout is not None:
         return fail("--timeout applies to headless runs (--json OUT); press x to cancel in the app")

@@ -20,6 +20,7 @@ from textual.app import App, SystemCommand
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from torchscan_tui.common.startup import started
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report_pages import PendingRows
@@ -44,6 +45,8 @@ class TorchscanApp(App[object]):
         return self.main_screen
 
     def on_mount(self) -> None:
+        # The first frame is up: start-up's objects are frozen, the collector resumes.
+        self.call_after_refresh(started)
         if self.handle_hangup:
             # SIGTERM quits like q does; a closed terminal (SIGHUP) cannot: see _hung_up.
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, self._terminated)
