@@ -111,6 +111,8 @@ def exact_number(text: str) -> int | Decimal:
     """A number written with a fraction or exponent, exactly: an int where the fraction is
     zeros (Kineto writes whole microseconds as ``1661203467502638.0``), else a Decimal
     made from its text."""
+    if text[-2:] == ".0" and text[:-2].isdigit():  # Kineto's way: most calls, ~2x faster
+        return int(text[:-2])
     whole, dot, fraction = text.partition(".")
     if dot and not fraction.strip("0") and whole.lstrip("-").isdigit():
         return int(whole)
