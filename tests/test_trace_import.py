@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from torchscan_tui.cli.progress_line import ProgressLine
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, save_report
+from torchscan_tui.formats.trace.decode import exact_number
 
 DATA = Path(__file__).parent / "data"
 
@@ -198,3 +200,19 @@ def test_opening_a_report_reports_reading_then_parsing(tmp_path):
     reopened, _ = open_profile(tmp_path / "report.json", lambda *step: heard.append(step))
     assert [stage for stage, _ in heard][-2:] == ["parsing", "parsing"] and heard[-1][1] == 1.0
     assert reopened["operators"] == report["operators"]
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [
+        ("1661203467502638.0", 1661203467502638),  # Kineto's whole microseconds
+        ("-12.0", -12),
+        ("7.000", 7),
+        ("12.50", Decimal("12.50")),
+        ("1661203467502638.123", Decimal("1661203467502638.123")),
+        ("1e3", Decimal("1e3")),
+    ],
+)
+def test_a_number_with_a_fraction_is_read_exactly(text, value):
+    number = exact_number(text)
+    assert number == value and type(number) is type(value)
