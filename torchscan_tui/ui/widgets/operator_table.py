@@ -579,4 +579,7 @@ class OperatorTable(ScrollView, can_focus=True):
                 text = fit(cells[column.key], column_width, column.align)
                 style = missing if cells[column.key] == MISSING else base
                 segments.append(Segment(text, style))
-        return Strip(segments).adjust_cell_length(width, base)
+        # Cells of one style joined into one segment: each segment is written with its
+        # whole style (reset, then colours), so a line of ~20 cells was ~500 bytes of
+        # escape codes, three quarters of a keystroke's 31 KB frame for tmux or ssh.
+        return Strip(segments).adjust_cell_length(width, base).simplify()
