@@ -119,6 +119,20 @@ def test_indexed_filter_agrees_with_the_row_by_row_reference(text):
     assert view.visible == reference
 
 
+@pytest.mark.parametrize("distinct", [3, 256, 257, 600])
+@pytest.mark.parametrize("text", ["op1", "OP2 op", "!op1", "op*7|x", "[4, *] op3"])
+def test_names_filter_alike_below_and_past_256_distinct_names(distinct, text):
+    """Up to 256 distinct names a row's name is a byte and the verdicts are made in one
+    pass; past that, a lookup a row: both are the row-by-row reference, also when the
+    names pass 256 while the rows are indexed a part at a time."""
+    rows = [make_row(f"Op{i % distinct}", [[i % 5, 2]], 1, 0.1) for i in range(1200)]
+    view = RowView(rows)
+    view.index.index_some(500)
+    view.set_filter(text)
+    reference = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
+    assert view.visible == reference
+
+
 def test_streamed_batches_in_rank_order_append_without_refiltering():
     rows = sample_rows()
     view = RowView()
