@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.timer import Timer
 from textual.widgets import Input, Label
 
@@ -17,6 +19,16 @@ PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any 
 ERROR_DELAY_S = 0.6
 
 
+class FilterInput(Input):
+    """The filter box. Textual's Input sets its virtual size (its text's width) at every
+    key, and that size asks for a layout of the whole screen: ~7 ms a key over the
+    table, the header and the panes, for a box whose own size never changes (one line,
+    a fixed share of the width). Here the new size is only repainted: scrolling the
+    text within the box reads the same value."""
+
+    virtual_size = Reactive(Size(0, 0), layout=False)
+
+
 class FilterBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -24,7 +36,7 @@ class FilterBar(Horizontal):
         self._error = ""
 
     def compose(self) -> ComposeResult:
-        yield Input(
+        yield FilterInput(
             placeholder=PLACEHOLDER,
             id="filter-input",
             restrict=NO_CONTROLS,
