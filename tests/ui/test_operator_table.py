@@ -49,3 +49,16 @@ def test_each_column_draws_its_own_cell():
     assert cells["operator"] == row["operator"]
     assert cells["per_call"] == format_seconds(0.002 / row["calls"])
     assert cells["cpu"] == format_seconds(row["cpu_self_seconds"])
+
+
+async def test_a_line_is_written_with_a_segment_per_style_not_per_cell():
+    """Each segment reaches the terminal with its whole style: a line of ~15 cells in
+    one style is one segment (plus the share bar's and a missing figure's)."""
+    app = TwoTables()
+    async with app.run_test(size=(140, 30)) as pilot:
+        await pilot.pause()
+        table = app.query_one("#left", OperatorTable)
+        for y in range(2, 5):
+            segments = list(table.render_line(y))
+            assert all(a.style != b.style for a, b in zip(segments, segments[1:], strict=False))
+            assert len(segments) <= 6, [segment.text for segment in segments]

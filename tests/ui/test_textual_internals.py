@@ -14,12 +14,15 @@ import re
 from importlib.metadata import version
 from pathlib import Path
 
+import pytest
 from textual.app import App
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
 from textual.scrollbar import ScrollBar
-from textual.widgets import Footer
+from textual.widget import Widget
+from textual.widgets import Footer, Input
 
+from torchscan_tui.ui.widgets.filter_bar import FilterInput
 from torchscan_tui.ui.widgets.key_footer import KeyFooter
 
 PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
@@ -53,3 +56,27 @@ def test_the_scroll_view_still_has_the_reactives_the_table_sets():
 
 def test_an_app_still_opens_on_the_screen_get_default_screen_gives():
     assert "get_default_screen" in vars(App), "App.get_default_screen is gone"
+
+
+def test_the_input_still_sizes_its_text_through_virtual_size_as_filter_input_expects():
+    """FilterInput keeps the virtual size from asking for a screen layout at every key;
+    Input must still set its text's width through that reactive."""
+    assert isinstance(vars(Widget)["virtual_size"], Reactive)
+    assert "self.virtual_size" in inspect.getsource(Input._watch_value)
+    assert vars(FilterInput)["virtual_size"]._layout is False
+
+
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
+async def test_a_filter_longer_than_its_box_still_scrolls_to_the_cursor():
+    class Box(App):
+        def compose(self):
+            yield FilterInput(id="box")
+
+    text = "".join(f"w{i:03}" for i in range(15))  # 60 characters, a box of 28
+    async with Box().run_test(size=(30, 5)) as pilot:
+        box = pilot.app.query_one(FilterInput)
+        box.focus()
+        await pilot.press(*text)
+        await pilot.pause()
+        assert box.virtual_size.width == len(text) + 1
+        assert box.render_line(0).text.rstrip().endswith("w013w014")
