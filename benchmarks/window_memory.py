@@ -7,6 +7,9 @@ say: what recording grew the process by, and the process's peak over its size wh
 window opened. Their ratio is ``window_memory.PEAK_PER_RECORDED``: the window ends early
 when the steps recorded so far, times that, would pass the worker's memory budget.
 
+Beside it, the floor: torch's own profiler over the same steps, as the window records
+them, with nothing of ours (what any tool that reads torch's results starts from).
+
     python -m benchmarks.window_memory [--ops 20000] [--steps 3]
 """
 
@@ -37,6 +40,42 @@ print(json.dumps({"events": report["context"]["events"],
 """
 
 
+# The floor: torch's own profiler, configured as the worker's window (shapes, memory),
+# over the same steps after the same warm-up step; the peak growth after its stop, and
+# after reading its events (``kineto_results.events()``: what any reader must call).
+TORCH_ONLY = """
+import json, resource, sys, torch
+from torch.profiler import ProfilerActivity, profile
+ops, steps = int(sys.argv[1]), int(sys.argv[2])
+x = torch.ones(8, 8)
+def step():
+    y = x
+    for _ in range(ops):
+        y = y + 1
+def rss():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * resource.getpagesize()
+def peak():
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+step()
+start = rss()
+prof = profile(activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True)
+prof.start()
+for _ in range(steps):
+    step()
+prof.stop()
+stopped = peak() - start
+events = prof.profiler.kineto_results.events()
+print(json.dumps({"events": len(events), "stopped": stopped, "read": peak() - start}))
+"""
+
+
+def torch_floor(ops: int, steps: int) -> dict:
+    done = subprocess.run([sys.executable, "-c", TORCH_ONLY, str(ops), str(steps)],
+                          capture_output=True, text=True, check=True)  # fmt: skip
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def measure(ops: int, steps: int) -> dict:
     environment = {**os.environ, BUDGET_VARIABLE: "1T"}  # never cut: measure it all
     done = subprocess.run([sys.executable, "-c", CHILD, str(ops), str(steps)],
@@ -57,6 +96,11 @@ def main() -> None:
         print(f"{figures['events']:>9} events: recorded {memory['recorded_bytes'] / 1e6:8.1f} MB,"
               f" peak growth {peak_growth / 1e6:8.1f} MB, ratio {ratio:5.1f}"
               f" (PEAK_PER_RECORDED {PEAK_PER_RECORDED:g})")  # fmt: skip
+        floor = torch_floor(ops, args.steps)
+        print(f"{floor['events']:>9} events, torch's profiler alone: peak growth"
+              f" {floor['stopped'] / 1e6:8.1f} MB at its stop, {floor['read'] / 1e6:8.1f} MB"
+              f" with its events read; the worker's / torch's = "
+              f"{peak_growth / max(floor['read'], 1):.2f}")  # fmt: skip
 
 
 if __name__ == "__main__":
