@@ -23,35 +23,34 @@ import sys
 
 from torchscan_tui.worker.window_memory import BUDGET_VARIABLE, PEAK_PER_RECORDED
 
-CHILD = """
-import json, sys, torch
-from torchscan_tui.worker.profiling import profile_workload
-from torchscan_tui.worker.steps import StepWindow, call_steps
+# The step both children profile: N small additions (about 11 events each).
+STEP = """
+import json, resource, sys, torch
 ops, steps = int(sys.argv[1]), int(sys.argv[2])
 x = torch.ones(8, 8)
 def step():
     y = x
     for _ in range(ops):
         y = y + 1
+"""
+CHILD = (
+    STEP
+    + """
+from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.steps import StepWindow, call_steps
 window = StepWindow(1, steps)
 report = profile_workload(call_steps(step, window), window=window)
 print(json.dumps({"events": report["context"]["events"],
                   "memory": report["context"]["steps"]["memory"]}))
 """
-
-
+)
 # The floor: torch's own profiler, configured as the worker's window (shapes, memory),
 # over the same steps after the same warm-up step; the peak growth after its stop, and
 # after reading its events (``kineto_results.events()``: what any reader must call).
-TORCH_ONLY = """
-import json, resource, sys, torch
+TORCH_ONLY = (
+    STEP
+    + """
 from torch.profiler import ProfilerActivity, profile
-ops, steps = int(sys.argv[1]), int(sys.argv[2])
-x = torch.ones(8, 8)
-def step():
-    y = x
-    for _ in range(ops):
-        y = y + 1
 def rss():
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[1]) * resource.getpagesize()
@@ -68,19 +67,19 @@ stopped = peak() - start
 events = prof.profiler.kineto_results.events()
 print(json.dumps({"events": len(events), "stopped": stopped, "read": peak() - start}))
 """
+)
 
 
-def torch_floor(ops: int, steps: int) -> dict:
-    done = subprocess.run([sys.executable, "-c", TORCH_ONLY, str(ops), str(steps)],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+def run_child(code: str, ops: int, steps: int, environment: dict | None = None) -> dict:
+    """What the child printed last, as JSON."""
+    done = subprocess.run([sys.executable, "-c", code, str(ops), str(steps)],
+                          capture_output=True, text=True, check=True, env=environment)  # fmt: skip
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def measure(ops: int, steps: int) -> dict:
     environment = {**os.environ, BUDGET_VARIABLE: "1T"}  # never cut: measure it all
-    done = subprocess.run([sys.executable, "-c", CHILD, str(ops), str(steps)],
-                          capture_output=True, text=True, check=True, env=environment)  # fmt: skip
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return run_child(CHILD, ops, steps, environment)
 
 
 def main() -> None:
@@ -96,7 +95,7 @@ def main() -> None:
         print(f"{figures['events']:>9} events: recorded {memory['recorded_bytes'] / 1e6:8.1f} MB,"
               f" peak growth {peak_growth / 1e6:8.1f} MB, ratio {ratio:5.1f}"
               f" (PEAK_PER_RECORDED {PEAK_PER_RECORDED:g})")  # fmt: skip
-        floor = torch_floor(ops, args.steps)
+        floor = run_child(TORCH_ONLY, ops, args.steps)
         print(f"{floor['events']:>9} events, torch's profiler alone: peak growth"
               f" {floor['stopped'] / 1e6:8.1f} MB at its stop, {floor['read'] / 1e6:8.1f} MB"
               f" with its events read; the worker's / torch's = "

@@ -22,6 +22,7 @@ pytestmark = pytest.mark.slow
         ["benchmarks.aggregation", "--events", "2000", "--repeats", "1"],
         ["benchmarks.table", "--rows", "300", "--repeats", "1"],
         ["benchmarks.big_trace", "--copies", "0.05", "--no-refs"],  # its stages too
+        ["benchmarks.window_memory", "--ops", "400", "--steps", "1"],  # and torch's floor
     ],
 )
 def test_a_benchmark_runs_on_a_tiny_input(argv):
