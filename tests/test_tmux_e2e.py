@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import WORKLOADS
+from test_report_head import rows_of, saved
 
 from benchmarks._terminal import Terminal
 
@@ -216,3 +217,17 @@ def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path
     line, path = json.loads(said.read_text())
     assert path == str(transformer) and line.startswith("+")
     terminal.keys("q")
+
+
+def test_a_big_saved_report_shows_its_first_page_then_every_row(terminal, tmp_path):
+    """A report over 8 MiB in a real terminal: opened from its ends, its first rows paint,
+    the rest are read from the file held open, and the status counts every row."""
+    path = saved(tmp_path / "big.json", rows_of(11_000))
+    terminal.start(f"env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui {path}")
+    terminal.wait_for("op00000")
+    terminal.wait_for("11,000 of 11,000", timeout=60)
+    terminal.keys("/")
+    terminal.wait_until_gone("Details")
+    terminal.keys("-l", "op10999")
+    screen = terminal.wait_for("filter “op10999”")
+    assert "1 of 11,000" in screen and "op10999" in screen
