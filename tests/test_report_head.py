@@ -11,7 +11,7 @@ import pytest
 from torchscan_tui.formats import report_head
 from torchscan_tui.formats.jsonio import MAX_OBJECTS_VARIABLE
 from torchscan_tui.formats.opening import open_profile_paged
-from torchscan_tui.formats.report import load_report, new_report, save_report
+from torchscan_tui.formats.report import ReportError, load_report, new_report, save_report
 from torchscan_tui.formats.report_head import RowsUnreadable
 from torchscan_tui.run.events import RunFinished
 from torchscan_tui.run.sources import ReportSource
@@ -155,3 +155,36 @@ def test_reading_the_rest_closes_the_file(big):
     opened = open_profile_paged(path, first_page=200)
     assert len(opened.pending) == len(rows) - 200
     assert descriptors_on(path) == []
+
+
+def test_a_first_row_longer_than_the_head_reads_the_file_whole(tmp_path, monkeypatch):
+    monkeypatch.setattr(report_head, "HEAD_BYTES", 600)  # a row is ~900 bytes
+    monkeypatch.setattr(report_head, "SMALLEST", 50_000)
+    rows = rows_of(100)
+    path = saved(tmp_path / "r.json", rows)
+    opened = open_profile_paged(path, first_page=10)
+    assert not file_backed(opened.pending)
+    assert opened.report["operators"] + rest_of(opened.pending) == rows
+
+
+def test_a_big_report_cut_short_is_refused_before_anything_shows(big):
+    """Its tail no longer closes the rows: read whole, and refused in one line as any
+    report cut short."""
+    path, _ = big
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 5000])
+    with pytest.raises(ReportError, match="not valid JSON"):
+        open_profile_paged(path, first_page=200)
+
+
+def test_rows_damaged_past_the_first_page_of_a_big_report_are_found_after_it(big):
+    """As for a report read whole: the first page shows, the damage is found when the
+    rest is split, and the source ends marked incomplete naming the file."""
+    path, _ = big
+    path.write_bytes(path.read_bytes().replace(b'"op05000"', b'"op05000', 1))
+    opened = open_profile_paged(path, first_page=200)
+    assert file_backed(opened.pending) and len(opened.report["operators"]) == 200
+    events: list = []
+    ReportSource(opened.report, opened.source, opened.pending).run(events.append)
+    (finished,) = events
+    assert not finished.complete and "damaged after its first 200 rows" in finished.message
