@@ -177,14 +177,60 @@ def test_a_big_report_cut_short_is_refused_before_anything_shows(big):
         open_profile_paged(path, first_page=200)
 
 
-def test_rows_damaged_past_the_first_page_of_a_big_report_are_found_after_it(big):
-    """As for a report read whole: the first page shows, the damage is found when the
-    rest is split, and the source ends marked incomplete naming the file."""
-    path, _ = big
+def test_rows_damaged_past_the_first_page_of_a_big_report_keep_the_rows_before(big):
+    """The rows are read a piece at a time: the parts of the pieces before the damage are
+    sent, then the source ends marked incomplete, naming the file and counting the rows
+    before it; none after it comes."""
+    path, rows = big
     path.write_bytes(path.read_bytes().replace(b'"op05000"', b'"op05000', 1))
     opened = open_profile_paged(path, first_page=200)
     assert file_backed(opened.pending) and len(opened.report["operators"]) == 200
     events: list = []
     ReportSource(opened.report, opened.source, opened.pending).run(events.append)
-    (finished,) = events
-    assert not finished.complete and "damaged after its first 200 rows" in finished.message
+    *parts, finished = events
+    sent = [row for part in parts for row in part.texts.decode()]
+    assert 0 < len(sent) < 5000 - 200 and sent == rows[200 : 200 + len(sent)]
+    assert not finished.complete
+    assert f"damaged after its first {200 + len(sent)} rows" in finished.message
+
+
+@pytest.mark.parametrize("piece", [700, 4096, 50_000, 1 << 20])
+def test_rows_read_a_piece_at_a_time_are_the_rows_read_whole(big, monkeypatch, piece):
+    """Pieces that end inside a row, hold less than a row, or many: the same rows, in
+    order, in parts of at most a thousand."""
+    path, rows = big
+    monkeypatch.setattr(report_head, "PIECE_BYTES", piece)
+    opened = open_profile_paged(path, first_page=200)
+    parts = list(opened.pending.split())
+    assert all(0 < len(part) <= 1000 for part in parts)
+    assert [row for part in parts for row in part.decode()] == rows[200:]
+    assert descriptors_on(path) == []
+
+
+def test_rows_not_a_line_each_past_the_first_page_are_read_whole_from_there(tmp_path):
+    """A hand-edited report whose later rows span lines: the piece that does not split
+    has the rest read whole and split, and every row still comes."""
+    rows = rows_of(11_000)
+    path = saved(tmp_path / "r.json", rows)
+    text = path.read_bytes()
+    at = text.index(b'{"operator": "op09000"')
+    path.write_bytes(text[:at] + text[at:].replace(b', "input_shapes"', b',\n "input_shapes"'))
+    opened = open_profile_paged(path, first_page=200)
+    assert file_backed(opened.pending)
+    assert [row for part in opened.pending.split() for row in part.decode()] == rows[200:]
+
+
+def test_a_big_reports_rows_are_never_held_whole(big, monkeypatch):
+    """Each read of the span is at most a piece (the whole span was one read before)."""
+    path, _ = big
+    reads: list[int] = []
+    original = report_head._read_span
+
+    def counted(descriptor: int, start: int, end: int) -> bytes:
+        reads.append(end - start)
+        return original(descriptor, start, end)
+
+    monkeypatch.setattr(report_head, "_read_span", counted)
+    opened = open_profile_paged(path, first_page=200)
+    assert sum(len(part) for part in opened.pending.split()) == 11_000 - 200
+    assert len(reads) > 2 and max(reads) <= report_head.PIECE_BYTES

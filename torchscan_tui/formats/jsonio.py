@@ -56,18 +56,20 @@ def max_objects() -> int:
         return MAX_OBJECTS
 
 
-def check_object_count(data: bytes) -> None:
+def check_object_count(data: bytes, counted: int = 0) -> int:
     """TooManyObjects when ``data`` opens more JSON objects than allowed: counted as its
     ``{`` bytes (braces in strings count too: an overcount, never an undercount), at
-    memory speed, before anything is decoded."""
+    memory speed, before anything is decoded. ``counted``: the objects of the file's
+    parts read before this one; returns the count with this part's."""
     limit = max_objects()
-    count = data.count(b"{")
+    count = counted + data.count(b"{")
     if count > limit:
         raise TooManyObjects(
             f"it holds some {count:,} JSON objects, over the {limit:,} read at once (a "
             "trace has about two an event): a decompression bomb, or no profile; "
             f"{MAX_OBJECTS_VARIABLE}=N raises the limit"
         )
+    return count
 
 
 def no_progress(stage: str, fraction: float) -> None:

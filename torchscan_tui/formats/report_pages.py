@@ -19,7 +19,7 @@ from torchscan_tui.formats.report_schema import accept_rows
 
 # Scan without building: each top-level value, then each row, as its JSON text.
 _TOP_LEVEL = msgspec.json.Decoder(dict[str, msgspec.Raw])
-_ROW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
+ROW_TEXTS = msgspec.json.Decoder(list[msgspec.Raw])
 
 
 def _json_list(data: bytes) -> list:
@@ -39,9 +39,12 @@ def _json_array(texts: list) -> bytes:
 
 
 class LaterBytes(Protocol):
-    """Bytes read when first asked for (a file's span held open), or let go unread."""
+    """A JSON array's bytes read when first asked for (a file's span held open): whole,
+    or as parts of its rows a piece at a time; or let go unread."""
 
     def read(self) -> bytes: ...
+
+    def parts(self, size: int, skip: int) -> Iterator[tuple[bytes, int]]: ...
 
     def close(self) -> None: ...
 
@@ -95,7 +98,7 @@ class PendingRows:
             return
         if not isinstance(array, (bytes, memoryview)):
             array = array.read()
-        self._texts = _ROW_TEXTS.decode(array)[self._skip :]
+        self._texts = ROW_TEXTS.decode(array)[self._skip :]
 
     def close(self) -> None:
         """Let go of rows never asked for (a file held open for them is closed)."""
@@ -108,7 +111,13 @@ class PendingRows:
         return sum(rows for _, rows in self._parts) + len(self._texts)
 
     def _take_parts(self) -> Iterator[tuple[bytes, int]]:
-        """Every part, in order, each text copied into one as it is reached; once only."""
+        """Every part, in order, each text copied into one as it is reached; once only.
+        A file's span is read a piece at a time as its parts are taken, never whole."""
+        array = self._array
+        if array is not None and not isinstance(array, (bytes, memoryview)):
+            self._array = None
+            yield from array.parts(self._size, self._skip)
+            return
         self._split_array()
         parts, self._parts = self._parts, []
         texts, self._texts = self._texts, []
@@ -243,7 +252,7 @@ def first_page_of(data: bytes, rows: int) -> tuple[dict, PendingRows] | None:
             }
         page = _rows_by_line(operators, rows)
         if page is None:
-            texts = _ROW_TEXTS.decode(operators)
+            texts = ROW_TEXTS.decode(operators)
             page = _json_list(_json_array(texts[:rows]))
             pending = PendingRows.of_texts(texts[rows:], offset=len(page))
         else:

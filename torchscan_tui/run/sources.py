@@ -177,25 +177,30 @@ class ReportSource:
         return [*_report_opened(self.report), *_row_batches(self.report["operators"])]
 
     def run(self, emit: Emit) -> None:
+        """Each part of the rows past the first page, then the end. A file's rows are
+        read a piece at a time as the parts go: damage, or the file changing, may be
+        found after some were sent (the end then counts them)."""
+        shown = len(self.report["operators"])
         try:
-            total = len(self.report["operators"]) + len(self.pending)
+            for part in self.pending.split():
+                emit(RowTextsReceived(part))
+                shown += len(part)
+                time.sleep(0)  # each part is copied here: let the app paint between them
         except RowsUnreadable as exc:  # the file changed, or holds too much
-            emit(self.unread_end(str(exc)))
+            emit(self.unread_end(str(exc), shown))
             return
-        except ValueError:  # the rows past the first page are not JSON
-            emit(self.damaged_end())
+        except ValueError:  # the rows past those sent are not JSON
+            emit(self.damaged_end(shown=shown))
             return
-        for part in self.pending.split():
-            emit(RowTextsReceived(part))
-            time.sleep(0)  # each part is copied here: let the app paint between them
-        emit(_finished(self.report, total, self.trace))
+        emit(_finished(self.report, shown, self.trace))
 
-    def damaged_end(self, detail: str | None = None) -> RunFinished:
+    def damaged_end(self, detail: str | None = None, shown: int | None = None) -> RunFinished:
         """The rows decoded so far, marked incomplete with a note that names the file and
         says what to do (a report saved from them keeps it). ``detail``: the first row and
         field of the wrong type; without it the rest are not JSON, and the decoder's own
-        words are left out (its byte offsets count from the rows, not the file's start)."""
-        shown = len(self.report["operators"])
+        words are left out (its byte offsets count from the rows, not the file's start).
+        ``shown``: the rows sent before the damage (the first page's, by default)."""
+        shown = len(self.report["operators"]) if shown is None else shown
         problem = detail or "the rest are not valid JSON"
         message = (
             f"{self.path} is damaged after its first {shown} rows ({problem}): showing "
@@ -208,10 +213,9 @@ class ReportSource:
         cut: Report = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
         return _finished(cut, trace=self.trace)
 
-    def unread_end(self, reason: str) -> RunFinished:
-        """As :meth:`damaged_end`, for rows past the first page that were not read: the
-        file changed on disk, or the rest is over a limit (``reason`` says which)."""
-        shown = len(self.report["operators"])
+    def unread_end(self, reason: str, shown: int) -> RunFinished:
+        """As :meth:`damaged_end`, for rows past the ``shown`` ones that were not read:
+        the file changed on disk, or the rest is over a limit (``reason`` says which)."""
         message = f"{self.path}: only its first {shown} rows are shown, as {reason}"
         return self._incomplete(message)
 
