@@ -48,7 +48,7 @@ def rest_of(pending) -> list[dict]:
 
 def file_backed(pending) -> bool:
     """Whether the rows after the page wait in the file (not read yet)."""
-    return isinstance(pending._array, report_head.RowsInFile)
+    return isinstance(pending._later, report_head.RowsInFile)
 
 
 @pytest.fixture

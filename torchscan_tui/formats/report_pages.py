@@ -74,7 +74,12 @@ class PendingRows:
     ):
         self._parts = parts or []
         self._texts = texts or []
-        self._array, self._skip = array, skip
+        # A file's span (read when first asked) apart from bytes in memory.
+        self._later: LaterBytes | None = None
+        if array is not None and not isinstance(array, (bytes, memoryview)):
+            array, self._later = None, array
+        self._array: bytes | memoryview | None = array
+        self._skip = skip
         self._size = size
         self._offset = offset
 
@@ -93,18 +98,18 @@ class PendingRows:
         return cls(offset=skip, size=size, array=array, skip=skip)
 
     def _split_array(self) -> None:
-        array, self._array = self._array, None
-        if array is None:
-            return
-        if not isinstance(array, (bytes, memoryview)):
-            array = array.read()
-        self._texts = ROW_TEXTS.decode(array)[self._skip :]
+        later, self._later = self._later, None
+        if later is not None:
+            self._array = later.read()
+        if self._array is not None:
+            self._texts = ROW_TEXTS.decode(self._array)[self._skip :]
+            self._array = None
 
     def close(self) -> None:
         """Let go of rows never asked for (a file held open for them is closed)."""
-        array, self._array = self._array, None
-        if array is not None and not isinstance(array, (bytes, memoryview)):
-            array.close()
+        later, self._later = self._later, None
+        if later is not None:
+            later.close()
 
     def __len__(self) -> int:
         self._split_array()
@@ -113,10 +118,9 @@ class PendingRows:
     def _take_parts(self) -> Iterator[tuple[bytes, int]]:
         """Every part, in order, each text copied into one as it is reached; once only.
         A file's span is read a piece at a time as its parts are taken, never whole."""
-        array = self._array
-        if array is not None and not isinstance(array, (bytes, memoryview)):
-            self._array = None
-            yield from array.parts(self._size, self._skip)
+        later, self._later = self._later, None
+        if later is not None:
+            yield from later.parts(self._size, self._skip)
             return
         self._split_array()
         parts, self._parts = self._parts, []
