@@ -224,13 +224,13 @@ def test_a_big_reports_rows_are_never_held_whole(big, monkeypatch):
     """Each read of the span is at most a piece (the whole span was one read before)."""
     path, _ = big
     reads: list[int] = []
-    original = report_head._read_span
+    original = report_head.read_span
 
     def counted(descriptor: int, start: int, end: int) -> bytes:
         reads.append(end - start)
         return original(descriptor, start, end)
 
-    monkeypatch.setattr(report_head, "_read_span", counted)
+    monkeypatch.setattr(report_head, "read_span", counted)
     opened = open_profile_paged(path, first_page=200)
     assert sum(len(part) for part in opened.pending.split()) == 11_000 - 200
     assert len(reads) > 2 and max(reads) <= report_head.PIECE_BYTES

@@ -19,6 +19,7 @@ import stat
 import threading
 from collections.abc import Iterator
 
+from torchscan_tui.common.file_reads import read_span
 from torchscan_tui.formats.jsonio import TooManyObjects, check_object_count
 from torchscan_tui.formats.report import SCHEMA_NAME
 from torchscan_tui.formats.report_pages import ROW_TEXTS, PendingRows, first_page_of_ends
@@ -113,7 +114,11 @@ class RowsInFile:
                     raise RowsUnreadable(
                         "it changed on disk after its first rows were read: reopen it for the rest"
                     )
-                data = _read_span(self._descriptor, start, end)
+                data = read_span(self._descriptor, start, end)
+                if len(data) != end - start:
+                    raise RowsUnreadable(
+                        "it was cut short after its first rows were read: reopen it"
+                    )
                 self._objects = check_object_count(data, self._objects)
                 return data
             except TooManyObjects as exc:
@@ -126,19 +131,6 @@ class RowsInFile:
             if self._descriptor >= 0:
                 os.close(self._descriptor)
                 self._descriptor = -1
-
-
-def _read_span(descriptor: int, start: int, end: int) -> bytes:
-    """Bytes ``start`` to ``end`` of the file, all of them (RowsUnreadable if it ends
-    first)."""
-    pieces, at = [], start
-    while at < end:
-        piece = os.pread(descriptor, min(end - at, 1 << 26), at)
-        if not piece:
-            raise RowsUnreadable("it was cut short after its first rows were read: reopen it")
-        pieces.append(piece)
-        at += len(piece)
-    return b"".join(pieces)
 
 
 def _row_texts(rows: bytes, last: bool) -> list:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import os
 
+from torchscan_tui.common.file_reads import read_span
+
 HANDOFF_VARIABLE = "TORCHSCAN_HANDOFF_"  # + the file's name: "PATH:DEV:INO"
 PEAK_STEPS = "peak.steps"  # a plain peak pass's steps: "K SECONDS" lines (worker/peak_pass.py)
 
@@ -57,11 +59,7 @@ def read_handoff(name: str, limit: int) -> bytes:
     descriptor of its own that is checked to be the file the session made."""
     fd = _open_made(name, os.O_RDONLY)
     try:
-        parts, size = [], 0
-        while size < limit and (chunk := os.pread(fd, min(limit - size, 1 << 20), size)):
-            parts.append(chunk)
-            size += len(chunk)
-        return b"".join(parts)
+        return read_span(fd, 0, limit)
     finally:
         os.close(fd)
 
