@@ -166,7 +166,7 @@ def open_report_ends(source: str, rows: int) -> tuple[dict, PendingRows] | None:
         tail = os.pread(descriptor, TAIL_BYTES, tail_start)
         if len(head) != HEAD_BYTES or len(tail) != TAIL_BYTES:
             return None  # shorter than it said: changing now; the whole read judges it
-        check_object_count(head + tail)
+        check_object_count(tail, check_object_count(head))  # counted apart: no 2 MiB join
         opened = first_page_of_ends(head, tail, tail_start, rows)
         if opened is None:
             return None
