@@ -163,13 +163,14 @@ class RowIndex:
         lowered, numbers = self._lowered, self._numbers
         for name in [row["operator"] for row in batch]:
             self.names.append(lowered.get(name) or lowered.setdefault(name, name.lower()))
-        for name in self.names[start:]:  # a number for each distinct lower-cased name
+        added = self.names[start:]
+        for name in added:  # a number for each distinct lower-cased name
             numbers.setdefault(name, len(numbers))
         if self._codes is not None:
             if len(numbers) > 256:
                 self._codes = None
             else:
-                self._codes.extend(map(numbers.__getitem__, self.names[start:]))
+                self._codes.extend(map(numbers.__getitem__, added))
         self.kinds.extend(row.get("kind", "") for row in batch)
         by_shape = self.by_shape
         for row_id, row in enumerate(batch, start):
