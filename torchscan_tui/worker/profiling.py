@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import sys
 import tempfile
 import threading
 from collections.abc import Callable
@@ -134,9 +135,9 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
     raw: list[RawEvent] = []
     append = raw.append
     type_names: dict[Any, str] = {}
-    # One string per distinct name and one list per distinct shapes: torch gives each
-    # event its own, ~100 MB of copies at 330k events (a tenth of the worker's peak).
-    names: dict[str, str] = {}
+    # One string per distinct name (interned, as the trace reader's and the rows' are)
+    # and one list per distinct shapes: torch gives each event its own, ~100 MB of
+    # copies at 330k events (a tenth of the worker's peak).
     shapes_of: dict[tuple, list] = {}
     for event in kineto_results.events():
         activity = event.activity_type()
@@ -149,8 +150,7 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
             annotation = event.is_user_annotation()
         else:
             type_name = "CPU"
-        name = event.name()
-        name = names.setdefault(name, name)
+        name = sys.intern(event.name())
         shapes = event.shapes() if type_name == "CPU" else []
         try:
             shapes = shapes_of.setdefault(tuple(map(tuple, shapes)), shapes)
