@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
 import subprocess
@@ -31,6 +32,23 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     private = config.stash.get(PRIVATE_TMPDIR, None)
     if private is not None:
         shutil.rmtree(private, ignore_errors=True)
+
+
+@pytest.fixture
+def trace_in_pieces(tmp_path, monkeypatch) -> Path:
+    """A real CUDA trace (kernels, runtime calls, shapes), inflated, read in ~40 pieces
+    of 8 KiB from reads of 32 KiB: the first piece comes with a tenth of the file read
+    (formats/trace/stream.py, formats/early_rows.py)."""
+    from torchscan_tui.formats import jsonio
+    from torchscan_tui.formats.trace import stream
+
+    path = tmp_path / "alexnet.pt.trace.json"
+    source = Path(__file__).parent / "data" / "alexnet_cuda.json.gz"
+    path.write_bytes(gzip.decompress(source.read_bytes()))
+    monkeypatch.setattr(stream, "BATCH_BYTES", 8 << 10)
+    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 2 << 10)
+    monkeypatch.setattr(jsonio, "READ_CHUNK", 32 << 10)
+    return path
 
 
 @pytest.fixture

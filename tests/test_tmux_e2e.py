@@ -18,6 +18,7 @@ from conftest import WORKLOADS
 from test_report_head import rows_of, saved
 
 from benchmarks._terminal import Terminal
+from torchscan_tui.formats.opening import open_profile
 
 pytestmark = [
     pytest.mark.tmux,
@@ -231,3 +232,36 @@ def test_a_big_saved_report_shows_its_first_page_then_every_row(terminal, tmp_pa
     terminal.keys("-l", "op10999")
     screen = terminal.wait_for("filter “op10999”")
     assert "1 of 11,000" in screen and "op10999" in screen
+
+
+def test_a_big_trace_is_read_in_the_app_and_its_rows_come_as_it_is(tmp_path):
+    """A 125 MB trace (a real A100 trace's events four times over): the app is up while
+    it is read, saying how far; the first part's rows come with their note while it
+    still is (on this machine: at ~45% of the file; a machine twice as fast reads past
+    LATE_SHARE first and shows none), then every row, done, with no early note."""
+    from benchmarks.big_trace import clone_trace
+
+    path = tmp_path / "big.pt.trace.json"
+    clone_trace(4, path)
+    rows = len(open_profile(path)[0]["operators"])
+    terminal = Terminal(220, 32)  # the header says the device, its time and the phase
+    try:
+        terminal.start(f"env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui {path}")
+        screen = terminal.wait_for("reading the trace", timeout=30, interval=0.05)
+        assert "grouped operators" not in screen, "the app is up before a row is"
+        early = None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            screen = terminal.screen()
+            if "early_rows" in screen and early is None:
+                early = screen
+            if f"{rows:,} of {rows:,}" in screen and "done" in screen:
+                break
+            time.sleep(0.05)
+        else:
+            raise AssertionError(f"the trace's rows never came whole:\n{screen}")
+    finally:
+        terminal.close()
+    assert "early_rows" not in screen
+    if early is not None:  # the first part's rows, read while the rest was
+        assert "reading the trace" in early and "grouped operators" in early

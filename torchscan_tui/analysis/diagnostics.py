@@ -116,6 +116,17 @@ def trace_cut_short(source: str, events: int) -> Note:
     )
 
 
+def early_rows(source: str, read_share: float, events: int) -> Note:
+    """The rows of a big trace's first part, shown while the rest is read
+    (formats/early_rows.py)."""
+    return make(
+        "early_rows",
+        f"the first {events:,} events of {source} ({read_share:.0%} of the file read), "
+        "grouped while the rest is read: calls and times grow and the order may change; "
+        "the whole trace's rows replace these",
+    )
+
+
 def report_diagnostics(
     *,
     device: str,

@@ -31,13 +31,15 @@ from torchscan_tui.cli.output import (
     say,
 )
 from torchscan_tui.common.startup import started
-from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, Opened, traces_in
+from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, Opened, opens_in_app, traces_in
 from torchscan_tui.formats.report import (
     ReportError,
 )
 from torchscan_tui.formats.text_summary import report_text
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.script_args import split_script_args
+from torchscan_tui.run.sources import RunSource
+from torchscan_tui.run.trace_source import TraceSource
 
 
 def pick_trace(folder: str) -> str | None:
@@ -54,11 +56,13 @@ def pick_trace(folder: str) -> str | None:
 def run_app(
     config: RunConfig | None,
     opened: Opened | None = None,
+    source: RunSource | None = None,
 ) -> int:
     from torchscan_tui.ui.app import create_app
 
     app = create_app(
         config=config,
+        source=source,
         report=opened.report if opened else None,
         report_path=opened.source if opened else "",
         pending_rows=opened.pending if opened else None,
@@ -109,6 +113,8 @@ def _command(argv: Sequence[str] | None) -> int:
                 chosen = pick_trace(script) if os.path.isdir(script) else script
                 if chosen is None:
                     return EXIT_OK
+                if shown and opens_in_app(chosen):  # a big trace: its rows come in the app
+                    return run_app(None, source=TraceSource(chosen))
                 opened = open_with_progress(chosen, FIRST_PAGE_ROWS, keep_trace=shown)
         except ReportError as exc:
             return fail(str(exc))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.common.memory import return_free_memory
 from torchscan_tui.formats.atomic import ExportError
+from torchscan_tui.formats.early_rows import EarlyRows
 from torchscan_tui.formats.jsonio import Progress, file_chunks, no_progress
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import (
@@ -38,6 +39,11 @@ if TYPE_CHECKING:
 
 TRACE_SUFFIXES = (".json", ".json.gz")
 FIRST_PAGE_ROWS = 200  # decoded before the app starts: more than any screen shows
+# A trace this big (~1.5 s to open here, 64 MiB) opens in the app, its first rows shown
+# while the rest is read (run/trace_source.py); a .gz file by its size on disk, as one
+# inflates 5-20x.
+IN_APP_BYTES = 64 << 20
+IN_APP_GZIP_BYTES = 8 << 20
 
 
 def traces_in(folder: Path) -> list[Path]:
@@ -78,17 +84,20 @@ def open_profile_paged(
     progress: Progress = no_progress,
     first_page: int | None = FIRST_PAGE_ROWS,
     keep_trace: bool = False,
+    early: EarlyRows | None = None,
 ) -> Opened:
     """As :func:`open_profile`, but a saved report's rows past the first ``first_page``
     come back undecoded, for the caller to decode once the first rows are on screen.
     ``keep_trace``: a trace comes back held open too, for export (the caller closes it).
+    ``early``: a trace read a piece at a time hands the rows of its first part over
+    while the rest is read (:mod:`~torchscan_tui.formats.early_rows`).
     """
     location = Path(path)
     if location.is_dir():
         location = newest_trace_in(location)
     source = str(location)
     try:
-        return _open(source, progress, first_page, keep_trace)
+        return _open(source, progress, first_page, keep_trace, early)
     except RecursionError:
         raise ReportError(
             f"{source} nests its JSON too deeply (over ~1000 levels; no profile does): "
@@ -96,7 +105,35 @@ def open_profile_paged(
         ) from None
 
 
-def _open(source: str, progress: Progress, first_page: int | None, keep_trace: bool) -> Opened:
+def opens_in_app(path: str) -> bool:
+    """Whether ``path`` is a trace file big enough to be read in the app (see
+    :data:`IN_APP_BYTES`): a regular file whose first bytes start a trace's event array,
+    not a report's. Anything else, or a file that cannot be read, is opened before the
+    app starts, as before, so its errors are said the same way."""
+    try:
+        size = os.stat(path).st_size
+    except OSError:
+        return False
+    limit = IN_APP_GZIP_BYTES if path.endswith(".gz") else IN_APP_BYTES
+    if size < limit:
+        return False
+    from torchscan_tui.formats.trace.salvage import EVENTS_KEY
+
+    try:
+        with closing(file_chunks(path)) as chunks:
+            first = next(chunks, b"")
+    except (OSError, ValueError, EOFError, zlib.error):
+        return False
+    return not looks_like_report(first) and EVENTS_KEY.search(first) is not None
+
+
+def _open(
+    source: str,
+    progress: Progress,
+    first_page: int | None,
+    keep_trace: bool,
+    early: EarlyRows | None = None,
+) -> Opened:
     with gc_paused():
         if first_page is not None:
             ends = open_report_ends(source, first_page)
@@ -106,7 +143,7 @@ def _open(source: str, progress: Progress, first_page: int | None, keep_trace: b
             read = file_identity(os.stat(source))
         except OSError:
             read = None  # read_file names what is wrong
-        streamed = _streamed_trace(source, progress)
+        streamed = _streamed_trace(source, progress, early)
         cut_short = False
         if streamed is None:
             data = read_file(source, progress)
@@ -151,12 +188,17 @@ def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
     return trace
 
 
-def _streamed_trace(source: str, progress: Progress) -> tuple[DecodedTrace, TraceColumns] | None:
+def _streamed_trace(
+    source: str, progress: Progress, early: EarlyRows | None = None
+) -> tuple[DecodedTrace, TraceColumns] | None:
     """A trace file's fields and its events read into columns as it is decoded, a piece at
     a time (:mod:`~torchscan_tui.formats.trace.stream`); None for a saved report (told by
     its first bytes, before the trace machinery is imported) and for a file that is not
     such a trace or fails anywhere: read whole, it is opened, repaired or refused (with
-    the message naming the fix) as before."""
+    the message naming the fix) as before. ``early`` watches the reading (see
+    :func:`open_profile_paged`); its ReadingStopped goes through."""
+    if early is not None:
+        progress = early.listen(progress)
     with closing(file_chunks(source, progress)) as chunks:
         try:
             first = next(chunks, b"")
@@ -168,8 +210,9 @@ def _streamed_trace(source: str, progress: Progress) -> tuple[DecodedTrace, Trac
         from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
 
         reader = ColumnReader(source)
+        consume = reader.add if early is None else early.consume(reader)
         try:
-            header = stream_trace(chain([first], chunks), reader.add)
+            header = stream_trace(chain([first], chunks), consume)
         except (NotStreamable, ReportError, OSError, ValueError, EOFError, zlib.error):
             return None
     columns = reader.finish()

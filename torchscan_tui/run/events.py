@@ -21,6 +21,7 @@ class PhaseChanged(NamedTuple):
     phase: Phase
     step: int | None = None  # in a step window: steps done, warm-up included
     steps: int | None = None  # of this many (0: not known in advance)
+    share: float | None = None  # reading or grouping a trace: how much of it is done
 
 
 class OutputLine(NamedTuple):

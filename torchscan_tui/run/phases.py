@@ -18,11 +18,13 @@ Outcome = Literal["done", "failed", "cancelled"]
 # Every phase a run's events name (the session says the worker's "sending" as "receiving").
 Phase = Literal[
     "starting", "measuring", "loading", "profiling", "collecting", "aggregating", "receiving",
-    "tracing",
+    "tracing", "reading", "grouping",
     "opened", "done", "failed", "cancelled",
 ]  # fmt: skip
 OUTCOMES: frozenset[str] = frozenset(get_args(Outcome))
 RUNNING: frozenset[str] = frozenset(get_args(Phase)) - OUTCOMES - {"opened"}
+# A file being opened in the app: running, but no workload, so no peak-RSS pass to come.
+OPENING: frozenset[str] = frozenset({"reading", "grouping"})
 
 # The phases of the two runs, as they are called (headless says these as they come).
 RUN_PHASES: dict[str, str] = {
@@ -38,6 +40,9 @@ PHASE_WORDS: dict[str, str] = {
     **RUN_PHASES,
     "receiving": "receiving rows",
     "tracing": "writing the trace",
+    # A big trace opened in the app (run/trace_source.py).
+    "reading": "reading the trace",
+    "grouping": "grouping the trace's events",
     "done": "done",
     "failed": "failed",
     "cancelled": "cancelled",

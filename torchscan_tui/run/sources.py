@@ -108,7 +108,8 @@ class LiveSource:
             session.cleanup()
 
 
-def _report_opened(report: Report) -> list[Event]:
+def opened_events(report: Report) -> list[Event]:
+    """A file's report opened: the phase, the peak it kept, its head."""
     run: RunStatus = report.get("run") or {}
     events: list[Event] = [PhaseChanged("opened")]
     rss = (report.get("totals") or {}).get("process_peak_rss")
@@ -131,14 +132,17 @@ def _row_batches(rows: list) -> list[Event]:
     ]
 
 
-def _finished(
+def report_finished(
     report: Report, rows: int | None = None, trace: KeptTrace | None = None
 ) -> RunFinished:
+    """A file's report shown whole: ``rows`` of it (all, by default), done; incomplete
+    where the file says so, with its note as the message."""
     if rows is None:
         rows = len(report.get("operators") or [])
     run = report.get("run") or {}
     complete = bool(run.get("complete", True))
-    message = f"{rows} rows from a saved report"
+    from_trace = (report.get("context") or {}).get("source") == "chrome trace"
+    message = f"{rows} rows from {'a trace' if from_trace else 'a saved report'}"
     note = run.get("note")
     if not complete and note:  # why the file's rows are incomplete
         message = note
@@ -174,7 +178,7 @@ class ReportSource:
     def ready_events(self) -> list[Event]:
         """The report's header and its decoded first rows: in the first frame, rather than
         a drain tick (~50 ms) after a thread has handed them over."""
-        return [*_report_opened(self.report), *_row_batches(self.report["operators"])]
+        return [*opened_events(self.report), *_row_batches(self.report["operators"])]
 
     def run(self, emit: Emit) -> None:
         """Each part of the rows past the first page, then the end. A file's rows are
@@ -192,7 +196,7 @@ class ReportSource:
         except ValueError:  # the rows past those sent are not JSON
             emit(self.damaged_end(shown=shown))
             return
-        emit(_finished(self.report, shown, self.trace))
+        emit(report_finished(self.report, shown, self.trace))
 
     def damaged_end(self, detail: str | None = None, shown: int | None = None) -> RunFinished:
         """The rows decoded so far, marked incomplete with a note that names the file and
@@ -211,7 +215,7 @@ class ReportSource:
     def _incomplete(self, message: str) -> RunFinished:
         """The rows decoded so far, the report marked incomplete with ``message``."""
         cut: Report = {**self.report, "run": incomplete_run(self.report.get("run"), message)}
-        return _finished(cut, trace=self.trace)
+        return report_finished(cut, trace=self.trace)
 
     def unread_end(self, reason: str, shown: int) -> RunFinished:
         """As :meth:`damaged_end`, for rows past the ``shown`` ones that were not read:

@@ -62,6 +62,7 @@ class RunState:
     pending_log: list = field(default_factory=list)
     markers_logged: set = field(default_factory=set)
     step: tuple[int, int | None] | None = None  # (steps done, of how many) while profiling
+    share: float | None = None  # of a trace read or grouped, while it is
 
     # The head's blocks, each missing one as its empty value (the head travels whole:
     # run/protocol.py).
@@ -104,6 +105,8 @@ class RunState:
         if self.step is not None and self.phase == "profiling":
             done, of = self.step
             label += f": step {done} of {of}" if of else f": step {done}"
+        elif self.share is not None:
+            label += f": {self.share:.0%}"
         return label
 
     @property
@@ -125,6 +128,7 @@ class RunState:
         if isinstance(event, PhaseChanged):
             self.phase = event.phase
             self.step = (event.step, event.steps) if event.step is not None else None
+            self.share = event.share
             marker = RUN_MARKERS.get(event.phase)
             if marker and marker not in self.markers_logged:
                 # The workload runs twice: say once which run the lines below come from.

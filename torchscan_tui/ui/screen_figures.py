@@ -16,6 +16,7 @@ from torchscan_tui.analysis.memory_timeline import device_peak_words
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import peak_scope, unprofiled_line
+from torchscan_tui.run.phases import OPENING
 from torchscan_tui.ui.action_rules import Facts
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.widgets.rss_panel import RssFigures
@@ -76,7 +77,7 @@ def rss_figures_of(state: RunState) -> RssFigures:
         wall_seconds=state.rss_wall_seconds,
         samples=tuple(map(tuple, state.samples)),
         leftovers=state.rss_leftovers,
-        pending=state.running or state.phase == "starting",
+        pending=(state.running and state.phase not in OPENING) or state.phase == "starting",
         scope=peak_scope(measured),
         steps_line=unprofiled_line(run, state.context),
         missing=_why_no_peak(state),

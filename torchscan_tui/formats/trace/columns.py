@@ -373,6 +373,19 @@ class ColumnReader:
         if PYTHON_FUNCTION in present:
             _add_frames(self._frames, batch, self._threads)
 
+    def snapshot(self) -> TraceColumns:
+        """The columns of the batches added so far, as :meth:`finish` gives them, while
+        this reader goes on: its containers are copied (grouping adds to the columns it
+        is given), the values in them shared."""
+        copy = object.__new__(ColumnReader)
+        copy.__dict__.update(self.__dict__)
+        copy._columns = {name: column[:] for name, column in self._columns.items()}
+        copy._frames = {name: values[:] for name, values in self._frames.items()}
+        copy._memory, copy._memory_args = self._memory[:], self._memory_args[:]
+        copy._waits, copy._set_apart = self._waits[:], Counter(self._set_apart)
+        copy._sites = None if self._sites is None else self._sites[:]
+        return copy.finish()
+
     def finish(self) -> TraceColumns:
         """The columns of every batch added."""
         columns = self._columns

@@ -1,0 +1,114 @@
+"""A big trace's first rows before all of it is read: the part read so far, grouped once.
+
+A 1M-event trace (~300 MiB) takes ~8 s to read and group on two cores; a person looking
+for the operators that cost the time need not wait for all of it to see what dominates.
+Once reading has gone on for :data:`FIRST_ROWS_AFTER_S`, the events read so far are
+grouped as a trace of their own (rows, kernels and notes; no step model or summaries)
+and handed over, marked as what they are: the rows of the first part of the file, whose
+calls and times grow, and whose order may change, as the rest is read; the whole
+trace's report then takes their place. The part's figures are true of the part: its
+events are grouped as any trace's are; only an operator still open where the part ends
+lacks the children that start after it, and kernels launched before the cut that run
+after it are not in it yet (both as in a trace cut short there).
+
+The cost is grouping that part once more (a fifth of a 1M-event trace: ~0.5 s). A
+reading already past :data:`LATE_SHARE` of the file when the time comes hands nothing
+over: the whole is soon there. Also here: :meth:`EarlyRows.stop`, a reading nobody waits
+for any more (the app was left) ends at its next piece.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from torchscan_tui.analysis import diagnostics as diag
+from torchscan_tui.formats.jsonio import Progress
+from torchscan_tui.formats.report import ReportError, incomplete_run
+from torchscan_tui.formats.report_schema import Report
+
+if TYPE_CHECKING:  # the trace machinery is imported when a trace is read
+    from torchscan_tui.formats.trace.columns import ColumnReader
+
+FIRST_ROWS_AFTER_S = 1.0  # of reading, before the part read is grouped and shown
+LATE_SHARE = 0.6  # of the file read by then: the whole comes soon, nothing is handed over
+
+HandOver = Callable[[Report], None]
+
+
+class ReadingStopped(Exception):
+    """The reading was stopped (:meth:`EarlyRows.stop`): nobody waits for its report."""
+
+
+class EarlyRows:
+    """Watches a trace being read into columns (:meth:`consume` wraps the reader's
+    ``add``, :meth:`listen` the progress) and hands the part read over once, as a report
+    (see the module)."""
+
+    def __init__(
+        self,
+        source: str,
+        hand_over: HandOver,
+        after_s: float = FIRST_ROWS_AFTER_S,
+        clock: Callable[[], float] = time.monotonic,
+    ):
+        self.source = source
+        self.hand_over = hand_over
+        self.after_s = after_s
+        self.clock = clock
+        self.read_share = 0.0
+        self.handed_over = False
+        self._due: float | None = None
+        self._stopped = threading.Event()
+
+    def stop(self) -> None:
+        """From any thread: end the reading at its next piece (ReadingStopped)."""
+        self._stopped.set()
+
+    def listen(self, progress: Progress) -> Progress:
+        """``progress``, hearing on the way how much of the file is read."""
+
+        def heard(stage: str, fraction: float) -> None:
+            if stage == "reading":
+                self.read_share = fraction
+            progress(stage, fraction)
+
+        return heard
+
+    def consume(self, reader: ColumnReader) -> Callable[[list], None]:
+        """The reader's ``add``, handing the part read over when it is time."""
+        self._due = self.clock() + self.after_s
+
+        def add(batch: list) -> None:
+            if self._stopped.is_set():
+                raise ReadingStopped(self.source)
+            reader.add(batch)
+            if self.handed_over or self._due is None or self.clock() < self._due:
+                return
+            self.handed_over = True  # once, whatever comes of it
+            if self.read_share < LATE_SHARE:
+                report = early_report(reader, self.source, self.read_share)
+                if report is not None:
+                    self.hand_over(report)
+
+        return add
+
+
+def early_report(reader: ColumnReader, source: str, read_share: float) -> Report | None:
+    """The report of the events ``reader`` has read so far, marked incomplete and noted
+    (see the module); None when they hold no event a report is made of yet."""
+    from torchscan_tui.formats.trace.decode import DecodedTrace
+    from torchscan_tui.formats.trace.reader import report_from_columns
+
+    read = reader.snapshot()
+    try:
+        report = report_from_columns(read, DecodedTrace([], None, None, None), source,
+                                     summarise=False)  # fmt: skip
+    except (ReportError, ValueError, TypeError, ArithmeticError):
+        return None  # a part that cannot be grouped: the whole trace's reading says why
+    note = diag.early_rows(source, read_share, read.columns.event_count)
+    report["diagnostics"].insert(0, note)
+    report["run"] = incomplete_run(report.get("run"), note["message"])
+    return report
