@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import threading
 from collections import Counter
 from pathlib import Path
 
@@ -167,3 +168,40 @@ def test_only_a_big_trace_file_opens_in_the_app(trace, tmp_path, monkeypatch):
     packed.write_bytes(gzip.compress(trace.read_bytes()))
     monkeypatch.setattr(opening, "IN_APP_GZIP_BYTES", 1)
     assert opens_in_app(str(packed)), "a .gz by its size on disk"
+
+
+def test_a_stop_while_grouping_ends_the_run_at_once_and_the_file_is_let_go(trace, monkeypatch):
+    """Grouping a 1M-event trace is seconds in one call: quitting does not wait for it.
+    The reading thread, left, stops at its next stage, before it keeps the file open."""
+    from torchscan_tui.formats.kept_trace import KeptTrace
+    from torchscan_tui.formats.trace import reader
+
+    grouping, go_on = threading.Event(), threading.Event()
+    original = reader.aggregate_events
+
+    def slow_grouping(events):
+        grouping.set()
+        go_on.wait(30)
+        return original(events)
+
+    kept: list[KeptTrace] = []
+    keep = KeptTrace.keep
+    monkeypatch.setattr(reader, "aggregate_events", slow_grouping)
+    monkeypatch.setattr(KeptTrace, "keep", lambda path: kept.append(keep(path)) or kept[-1])
+    source = TraceSource(str(trace))
+    events: list = []
+    run = threading.Thread(target=source.run, args=(events.append,))
+    run.start()
+    try:
+        assert grouping.wait(30)
+        source.cancel()
+        run.join(2)
+        assert not run.is_alive(), "the run ends without waiting for the grouping"
+        assert isinstance(events[-1], RunFinished) and events[-1].outcome == "cancelled"
+    finally:
+        go_on.set()
+    for reading in threading.enumerate():
+        if reading.name == "trace reading":
+            reading.join(30)
+    assert not [event for event in events if isinstance(event, RowsReplaced)]
+    assert kept == [], "stopped at the stage after grouping: the file was never kept"

@@ -68,9 +68,12 @@ class EarlyRows:
         self._stopped.set()
 
     def listen(self, progress: Progress) -> Progress:
-        """``progress``, hearing on the way how much of the file is read."""
+        """``progress``, hearing on the way how much of the file is read; once stopped,
+        the next stage said ends the open (ReadingStopped) while it groups, too."""
 
         def heard(stage: str, fraction: float) -> None:
+            if self._stopped.is_set():
+                raise ReadingStopped(self.source)
             if stage == "reading":
                 self.read_share = fraction
             progress(stage, fraction)

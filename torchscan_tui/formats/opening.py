@@ -134,6 +134,8 @@ def _open(
     keep_trace: bool,
     early: EarlyRows | None = None,
 ) -> Opened:
+    if early is not None:  # it hears how far the reading is, and stops it when asked
+        progress = early.listen(progress)
     with gc_paused():
         if first_page is not None:
             ends = open_report_ends(source, first_page)
@@ -197,8 +199,6 @@ def _streamed_trace(
     such a trace or fails anywhere: read whole, it is opened, repaired or refused (with
     the message naming the fix) as before. ``early`` watches the reading (see
     :func:`open_profile_paged`); its ReadingStopped goes through."""
-    if early is not None:
-        progress = early.listen(progress)
     with closing(file_chunks(source, progress)) as chunks:
         try:
             first = next(chunks, b"")

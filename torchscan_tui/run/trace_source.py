@@ -18,6 +18,7 @@ import time
 
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.formats.early_rows import FIRST_ROWS_AFTER_S, EarlyRows, ReadingStopped
+from torchscan_tui.formats.jsonio import Progress
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import ReportError, head_of
 from torchscan_tui.formats.report_schema import Report
@@ -25,6 +26,7 @@ from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RowsReplaced, Ru
 from torchscan_tui.run.sources import Emit, opened_events, report_finished
 
 PROGRESS_EVERY_S = 0.25  # the header's share read: a few updates a second, not per piece
+STOP_CHECK_S = 0.05  # how soon a stop is seen while the reading thread works
 
 
 class TraceSource:
@@ -47,8 +49,9 @@ class TraceSource:
         return [PhaseChanged("reading", share=0.0)]
 
     def run(self, emit: Emit) -> None:
-        from torchscan_tui.formats.opening import open_profile_paged
-
+        """Read the trace on a thread of its own and wait for it, or for a stop: a stop
+        does not wait for a stage of grouping to end (seconds at 1M events). The reading
+        thread, left, ends at its next stage or with the process (a daemon)."""
         said_at, said_stage = 0.0, "reading"
 
         def progress(stage: str, fraction: float) -> None:
@@ -60,8 +63,9 @@ class TraceSource:
                                   share=fraction))  # fmt: skip
 
         def hand_over(report: Report) -> None:
-            emit(ProfileMeta(head_of(report)))
-            emit(RowsReplaced(report["operators"]))
+            if not self._stopped:
+                emit(ProfileMeta(head_of(report)))
+                emit(RowsReplaced(report["operators"]))
 
         early = EarlyRows(self.path, hand_over, self._early_after_s)
         with self._lock:
@@ -69,21 +73,24 @@ class TraceSource:
                 emit(self._stopped_end())
                 return
             self._early = early
-        try:
-            with gc_paused():
-                opened = open_profile_paged(self.path, progress, None, True, early)
-        except ReportError as exc:
-            emit(RunFinished("failed", str(exc), {}, False))
-            return
-        except ReadingStopped:
-            emit(self._stopped_end())
-            return
+        read: list = []  # what the reading thread ends with: Opened, or what it raised
+        reading = threading.Thread(
+            target=self._read, args=(early, progress, read), name="trace reading", daemon=True
+        )
+        reading.start()
+        while reading.is_alive() and not self._stopped:
+            reading.join(STOP_CHECK_S)
         with self._lock:
-            if self._stopped:  # stopped while the last of it was grouped
-                if opened.trace is not None:
-                    opened.trace.close()
+            if self._stopped or not read:
+                self._close_unshown(read)
                 emit(self._stopped_end())
                 return
+            opened = read[0]
+            if isinstance(opened, ReportError):
+                emit(RunFinished("failed", str(opened), {}, False))
+                return
+            if isinstance(opened, BaseException):
+                raise opened  # ours: the run's worker says it failed
             self.trace = opened.trace
         report = opened.report
         self.device = (report.get("context") or {}).get("device", "?")
@@ -91,6 +98,32 @@ class TraceSource:
             emit(event)
         emit(RowsReplaced(report["operators"]))
         emit(report_finished(report, trace=self.trace))
+
+    def _read(self, early: EarlyRows, progress: Progress, read: list) -> None:
+        """The reading thread: the trace opened (its file held open for ``t``) into
+        ``read``; nothing when stopped, and then the file it held is closed."""
+        from torchscan_tui.formats.opening import open_profile_paged
+
+        try:
+            with gc_paused():
+                opened = open_profile_paged(self.path, progress, None, True, early)
+        except ReadingStopped:
+            return
+        except BaseException as exc:  # noqa: BLE001 - handed to run(), which says it
+            read.append(exc)
+            return
+        with self._lock:
+            read.append(opened)
+            if self._stopped:
+                self._close_unshown(read)
+
+    @staticmethod
+    def _close_unshown(read: list) -> None:
+        """The trace file an opening nobody will see holds: closed."""
+        for opened in read:
+            trace = getattr(opened, "trace", None)
+            if trace is not None:
+                trace.close()
 
     def _stopped_end(self) -> RunFinished:
         return RunFinished("cancelled", f"{self.path}: reading stopped", {}, False)
