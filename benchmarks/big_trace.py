@@ -9,12 +9,16 @@ of steps after the last, as a long job's trace is. Each reader runs in a fresh p
 interleaved; printed: wall time, peak RSS (the kernel's ``ru_maxrss`` of that process),
 both over the file's size, and our ratios to each reference:
 
-- ours: ``open_profile`` (the app's open: decode, group, summaries; its first rows paint
-  from this report) and ``torchscan-tui TRACE --json OUT`` (the conversion);
+- ours: ``open_profile`` (decode, group, summaries: the whole report) and
+  ``torchscan-tui TRACE --json OUT`` (the conversion);
 - the plugin (torch-tb-profiler 0.4.3): ``RunProfileData.from_json`` then ``process()`` and
   ``analyze()``, what its UI waits for;
 - HTA 0.5.0: ``TraceAnalysis(trace_dir=...)``, its parse of the rank's trace;
 - ``json.load`` of the file, the yardstick of the other trace benchmarks.
+
+Then the app itself on the trace, in tmux (run/trace_source.py): seconds to its first
+painted rows (the first part's, read in its first second) and to every row, and the UI
+process's peak RSS (VmHWM), with Textual in it.
 
 The references live in a scratch virtual environment, never dependencies of ours:
 ``$TORCHSCAN_REFS`` (default ``~/.cache/torchscan-tui/refs``), made and filled with pip
@@ -35,6 +39,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from ._terminal import Terminal
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "data" / "trace_diff_control.json.gz"
@@ -166,6 +172,27 @@ def timed(argv: list[str]) -> tuple[float, int]:
     return seconds, usage.ru_maxrss * 1024
 
 
+def app_open(trace: Path) -> tuple[float, float, float, bool]:
+    """The app on the trace in a real terminal (tmux): seconds to its first painted rows
+    (the first part's, formats/early_rows.py, or the whole's when it is read first), to
+    every row (done), the UI process's peak RSS in MiB (VmHWM), and whether the first
+    rows were the part's."""
+    from .report_open import memory_mib
+
+    terminal = Terminal(220, 40)
+    started = time.perf_counter()
+    try:
+        terminal.start(f"exec env -u COLUMNS -u LINES {sys.executable} -m torchscan_tui {trace}")
+        screen = terminal.wait_for("grouped operators", timeout=300, interval=0.05)
+        first, early = time.perf_counter() - started, "early_rows" in screen
+        while "early_rows" in screen or " done " not in screen:
+            time.sleep(0.05)
+            screen = terminal.screen()
+        return first, time.perf_counter() - started, memory_mib(terminal.pane_pid()), early
+    finally:
+        terminal.close()
+
+
 def reference_python(allowed: bool) -> tuple[str | None, str]:
     """The scratch environment's Python with the references, or None and why not."""
     if not allowed:
@@ -243,6 +270,11 @@ def main() -> None:
         stages = subprocess.run([python, "-c", OURS_STAGES, str(trace)], capture_output=True,
                                 text=True, check=True).stdout.strip().splitlines()[-1]  # fmt: skip
         print("ours by stage (s):", ", ".join(f"{k} {v}" for k, v in json.loads(stages).items()))
+        first, whole, peak_mib, early = app_open(trace)
+        print(f"the app in tmux: first painted rows {first:.2f} s "
+              f"({'the first part' if early else 'all'} of the trace's), target <= 3 s; "
+              f"every row {whole:.2f} s; UI peak RSS {peak_mib:.0f} MiB "
+              f"({peak_mib * 2**20 / size:.2f}x the file)")  # fmt: skip
         ours = medians.get("ours (open)")
         if ours:
             print(f"ours (open): {ours[0]:.2f} s, target <= 3 s; {ours[1] / size:.2f}x the "

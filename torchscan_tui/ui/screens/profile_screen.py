@@ -23,6 +23,7 @@ from textual.css.query import NoMatches
 from textual.worker import Worker, WorkerState
 
 from torchscan_tui.common.gcpause import freeze_long_lived
+from torchscan_tui.run.events import OutputLine, PhaseChanged
 from torchscan_tui.run.sources import RunSource
 from torchscan_tui.ui.run_driver import QUIT_WAIT_SECONDS
 from torchscan_tui.ui.screen_figures import (
@@ -53,6 +54,7 @@ from torchscan_tui.ui.widgets.run_header import RunHeader
 from torchscan_tui.ui.widgets.status_bar import StatusBar
 
 DRAIN_INTERVAL = 0.05
+SPINNER_EVERY = 4  # drain ticks a spinner's turn takes when no clock shows
 DRAIN_AGAIN_S = 0.004  # the rest of a batch, after waiting keys and a frame
 WARM_UP_INTERVAL = 0.05
 HELP_NOTES = [
@@ -205,7 +207,13 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         self._tick += 1
         batch = self.driver.take()
         if batch is None:
-            if self.state.running and self.show_clock:
+            # The clock and spinner turn; with no clock (a file read in the app), the
+            # spinner alone turns at a quarter of the rate: the reading needs the time.
+            if (
+                self.state.running
+                and self.show_clock
+                and (self.source.timed or self._tick % SPINNER_EVERY == 0)
+            ):
                 self._render_header()
             return
         if batch.has_more:  # the rest once waiting keys and a frame have had their turn
@@ -225,7 +233,12 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
             log_lines = self.state.take_pending_log()
             if log_lines:
                 self.query_one(LogPane).add_lines(log_lines, self.state.log.dropped)
-            self.render_all(rows_replaced=replaced)
+            # A phase or a line of output changes nothing in the table: not redrawn (a
+            # big trace read in the app says how far it is four times a second).
+            table = bool(batch.rows or replaced) or not all(
+                isinstance(event, (PhaseChanged, OutputLine)) for event in batch.events
+            )
+            self.render_all(rows_replaced=replaced, table=table)
         if batch.finished:
             self._run_ended()
 
@@ -268,13 +281,17 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
             self.shown_rank,
         )  # fmt: skip
 
-    def render_all(self, rows_replaced: bool = False) -> None:
+    def render_all(self, rows_replaced: bool = False, table: bool = True) -> None:
+        """Every part from the state; ``table=False``: all but the table and the detail
+        pane (nothing they show changed)."""
         self._render_header()
         self.query_one(NotesLine).notes = notes_of(self.state)
         self.query_one(RssPanel).figures = rss_figures_of(self.state)
-        self._render_table(rows_replaced)
+        if table:
+            self._render_table(rows_replaced)
         self.render_status()
-        self._render_detail()
+        if table:
+            self._render_detail()
 
     def _render_table(self, rows_replaced: bool = False) -> None:
         table = self.table
