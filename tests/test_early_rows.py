@@ -205,3 +205,19 @@ def test_a_stop_while_grouping_ends_the_run_at_once_and_the_file_is_let_go(trace
             reading.join(30)
     assert not [event for event in events if isinstance(event, RowsReplaced)]
     assert kept == [], "stopped at the stage after grouping: the file was never kept"
+
+
+def test_a_stop_as_the_reading_ends_closes_the_file_it_kept(trace, monkeypatch):
+    source = TraceSource(str(trace))
+    original, opened = opening.open_profile_paged, []
+
+    def stopped_as_it_ends(*args, **kwargs):
+        opened.append(original(*args, **kwargs))
+        source.cancel()  # after the whole is read, before the run shows it
+        return opened[-1]
+
+    monkeypatch.setattr(opening, "open_profile_paged", stopped_as_it_ends)
+    events = _events_of(source)
+    assert opened[0].trace is not None and not opened[0].trace.open
+    assert isinstance(events[-1], RunFinished) and events[-1].outcome == "cancelled"
+    assert not [event for event in events if isinstance(event, RowsReplaced)]
