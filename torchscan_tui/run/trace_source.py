@@ -2,7 +2,7 @@
 
 Opened before the app starts (:class:`~torchscan_tui.run.sources.ReportSource`), a 300 MiB
 trace kept the terminal on a progress line for ~8 s. Here the app starts first and this
-source reads the trace on the run's thread, saying how far it is (the header's phase),
+source reads the trace on a thread of its own, saying how far it is (the header's phase),
 hands over the rows of the part read so far after a second
 (:mod:`~torchscan_tui.formats.early_rows`, marked as such), and then the whole trace's
 report, whose rows take their place. A file that is no trace, or damaged, ends the run
