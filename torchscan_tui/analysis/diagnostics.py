@@ -116,14 +116,20 @@ def trace_cut_short(source: str, events: int) -> Note:
     )
 
 
-def early_rows(source: str, read_share: float, events: int) -> Note:
+def early_rows(source: str, read_share: float, events: int, device_events: int) -> Note:
     """The rows of a big trace's first part, shown while the rest is read
     (formats/early_rows.py)."""
+    device = (
+        ""
+        if device_events
+        else "; no device work in this part (a trace holds its kernels after its operators): "
+        "device time comes with the rest"
+    )
     return make(
         "early_rows",
         f"the first {events:,} events of {source} ({read_share:.0%} of the file read), "
-        "grouped while the rest is read: calls and times grow and the order may change; "
-        "the whole trace's rows replace these",
+        f"grouped while the rest is read: calls and times grow and the order may change"
+        f"{device}; the whole trace's rows replace these",
     )
 
 
