@@ -38,7 +38,7 @@ async def test_the_parts_rows_show_then_the_whole_traces(until, wait, trace_in_p
     whole = open_profile(trace_in_pieces)[0]
     app = create_app(source=TraceSource(str(trace_in_pieces), early_after_s=0.0))
     try:
-        async with app.run_test(size=(160, 40)) as pilot:
+        async with app.run_test(size=(160, 40), notifications=True) as pilot:
             screen = app.main_screen
             await until(pilot, HeldAfterHandOver.handed.is_set)
             await until(pilot, lambda: bool(screen.view.rows) and not screen.pump)
@@ -52,6 +52,9 @@ async def test_the_parts_rows_show_then_the_whole_traces(until, wait, trace_in_p
                 < sum(r["calls"] for r in screen.view.rows)
                 < sum(r["calls"] for r in whole["operators"])
             )
+            await pilot.press("e")  # the part's rows are not exported as if they were all
+            assert app.screen is screen, "no export dialog"
+            assert any("still being read" in n.message for n in app._notifications)
             HeldAfterHandOver.go_on.set()
             await wait(pilot)
             assert screen.view.rows == whole["operators"], "the whole trace's rows, alone"

@@ -36,6 +36,7 @@ class Facts:
     memory: bool = False  # the allocator's timeline (a profile with memory)
     modules: bool = False  # the nn.Module tree (module ranges: a traced step, with_stack)
     log: bool = False  # a log to show (a run's output), or the log pane shown
+    reading: bool = False  # a trace read in the app: the rows shown, if any, are a part's
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,11 @@ def _sites_rule(key: str) -> Rule:
                 title=key, severity="information")  # fmt: skip
 
 
+EARLY_ROWS_EXPORT = (
+    "The trace is still being read: the rows shown are its first part's (they grow and "
+    "may reorder). Export them once it is read."
+)
+
 RULES: dict[str, Rule] = {
     "cancel_run": Rule(lambda facts: facts.running and not facts.peak_pass),
     "stop_peak": Rule(lambda facts: facts.peak_pass),
@@ -132,6 +138,13 @@ RULES: dict[str, Rule] = {
     ),
     "export_trace": Rule(lambda facts: facts.trace_open, _no_trace, title="t"),
     "save_report": Rule(lambda facts: facts.has_report),
+    # and the rows screen's own condition: some rows visible (ui/screens/rows_screen.py)
+    "export_rows": Rule(
+        lambda facts: not facts.reading,
+        lambda facts: EARLY_ROWS_EXPORT,
+        title="e",
+        severity="information",
+    ),
     "sort('device')": Rule(
         lambda facts: facts.device_time,
         lambda facts: NO_DEVICE_TIME,

@@ -145,4 +145,5 @@ def facts_of(
         memory=bool(state.memory and state.memory.get("devices")),
         modules=bool(state.modules and len(state.modules.get("nodes") or ()) > 1),
         log=bool(state.log.lines) or log_shown,
+        reading=state.phase in OPENING,
     )

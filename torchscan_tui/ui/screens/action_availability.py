@@ -55,9 +55,10 @@ class ActionAvailability(ProfileBase):
             self._available = available
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """The action's rule, then the rows screen's own condition (rows to export)."""
         rule = rule_for(action, parameters)
-        if rule is not None:
-            return rule.applies(self.facts())
+        if rule is not None and not rule.applies(self.facts()):
+            return False
         return super().check_action(action, parameters)
 
     async def handle_key(self, event: events.Key) -> bool:
