@@ -56,6 +56,7 @@ def test_the_part_read_is_handed_over_once_and_the_whole_report_is_unchanged(tra
     assert note["code"] == "early_rows" and str(trace) in note["message"]
     assert part["run"] == {"complete": False, "note": note["message"]}
     assert not {"overview", "memory", "modules"} & part.keys(), "rows first, no summaries"
+    assert part["kernels"] == [] and whole["kernels"], "k waits for the whole"
     # Kineto writes the operators first, the kernels after (from 37% of this file on):
     # the part's device time is missing, said to come; it never says "no GPU kernels".
     assert part["context"]["device_events"] == 0 and "device" not in part["context"]

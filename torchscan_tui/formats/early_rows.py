@@ -3,7 +3,7 @@
 A 1M-event trace (~300 MiB) takes ~8 s to read and group on two cores; a person looking
 for the operators that cost the time need not wait for all of it to see what dominates.
 Once reading has gone on for :data:`FIRST_ROWS_AFTER_S`, the events read so far are
-grouped as a trace of their own (rows and kernels; no step model or summaries) and
+grouped as a trace of their own (the rows alone: no kernel view, step model or summaries) and
 handed over, marked as what they are: the rows of the first part of the file, whose
 calls and times grow, and whose order may change, as the rest is read; the whole
 trace's report then takes their place. The part's figures are true of the part: its
@@ -125,5 +125,8 @@ def early_report(reader: ColumnReader, source: str, read_share: float) -> Report
     report["diagnostics"] = [note, *kept]
     if not device_events:
         context.pop("device", None)  # not known yet: the app says its source's "?"
+    # The views over a report (kernels here; the summaries are not made) wait for the
+    # whole: opened on the part, they would show its figures unmarked, and stay so.
+    report["kernels"] = []
     report["run"] = incomplete_run(report.get("run"), note["message"])
     return report
