@@ -69,3 +69,18 @@ def test_what_the_widgets_show_is_the_states():
     facts = facts_of(state, rerunnable=True, device_time=False, ranks=False, log_shown=False)
     assert facts.has_report and not facts.running and not facts.trace_open
     assert not RULES["sort('device')"].applies(facts) and RULES["rerun"].applies(facts)
+
+
+def test_while_a_trace_is_read_the_headers_figures_say_they_are_its_first_parts():
+    state = RunState()
+    state.start()
+    state.apply(PhaseChanged("reading", share=0.3))
+    assert heading_of(state, "big.json", "?", None, 0, None).device == "?"  # nothing yet
+    context = {"device": "cuda", "cpu_self_seconds_sum": 0.5}
+    state.apply(ProfileMeta({"context": context, "diagnostics": []}))  # the early rows'
+    heading = heading_of(state, "big.json", "?", None, 0, None)
+    assert heading.device == "cuda, in the first part"
+    assert heading.totals.startswith("first part: Σ CPU self")
+    state.apply(PhaseChanged("opened"))  # the whole trace's
+    heading = heading_of(state, "big.json", "?", None, 0, None)
+    assert heading.device == "cuda" and not heading.totals.startswith("first part")

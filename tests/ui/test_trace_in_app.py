@@ -45,6 +45,9 @@ async def test_the_parts_rows_show_then_the_whole_traces(until, wait, trace_in_p
             header = screen.query_one(RunHeader).heading
             assert header.running and header.phase == "reading", header
             assert "reading the trace" in header.phase_label
+            # Its figures are the part's, and say so; it holds no device work yet (the
+            # operators come first in the file): the device is not known before the whole.
+            assert header.device == "?" and header.totals.startswith("first part: Σ CPU")
             notes = [note["code"] for note in screen.state.diagnostics]
             assert notes[0] == "early_rows"
             assert (

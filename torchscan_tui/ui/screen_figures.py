@@ -32,11 +32,15 @@ def heading_of(
     tick: int,
     shown_rank: int | None,
 ) -> Heading:
-    """The header: ``device`` is the source's, said where the run says none."""
-    device = device_line(state.context) or state.context.get("device") or device
+    """The header: ``device`` is the source's, said where the run says none. While a
+    trace is read in the app, the figures said are its first part's, and say so."""
+    said = device_line(state.context) or state.context.get("device")
+    part = state.phase in OPENING  # the early rows' head (formats/early_rows.py)
+    device = (f"{said}, in the first part" if part else said) if said else device
     codes = {note.get("code") for note in state.diagnostics}
     if codes & DEVICE_UNAVAILABLE_CODES:
         device += " (unavailable: CPU-side only, see the notes)"
+    totals = totals_line(state.context, shown_rank)
     return Heading(
         title=title,
         device=device,
@@ -46,7 +50,7 @@ def heading_of(
         running=state.running,
         tick=tick,
         incomplete=state.outcome == "done" and not state.complete,
-        totals=totals_line(state.context, shown_rank),
+        totals=f"first part: {totals}" if part and totals else totals,
     )
 
 
