@@ -17,7 +17,7 @@ part's own notes only those that tell of the whole are kept (never "no GPU kerne
 The cost is grouping that part once more (a fifth of a 1M-event trace: ~0.6 s). A
 reading already past :data:`LATE_SHARE` of the file when the time comes hands nothing
 over: the whole is soon there. Also here: :meth:`EarlyRows.stop`, a reading nobody waits
-for any more (the app was left) ends at its next piece or stage.
+for any more (the app was left) ends at its next read or stage.
 """
 
 from __future__ import annotations
@@ -64,11 +64,10 @@ class EarlyRows:
         self.clock = clock
         self.read_share = 0.0
         self.handed_over = False
-        self._due: float | None = None
         self._stopped = threading.Event()
 
     def stop(self) -> None:
-        """From any thread: end the reading at its next piece (ReadingStopped)."""
+        """From any thread: end the reading at its next read or stage (ReadingStopped)."""
         self._stopped.set()
 
     def listen(self, progress: Progress) -> Progress:
@@ -85,14 +84,13 @@ class EarlyRows:
         return heard
 
     def consume(self, reader: ColumnReader) -> Callable[[list], None]:
-        """The reader's ``add``, handing the part read over when it is time."""
-        self._due = self.clock() + self.after_s
+        """The reader's ``add``, handing the part read over when it is time. (A stop is
+        heard by :meth:`listen`: the reading says how far it is at every chunk read.)"""
+        due = self.clock() + self.after_s
 
         def add(batch: list) -> None:
-            if self._stopped.is_set():
-                raise ReadingStopped(self.source)
             reader.add(batch)
-            if self.handed_over or self._due is None or self.clock() < self._due:
+            if self.handed_over or self.clock() < due:
                 return
             self.handed_over = True  # once, whatever comes of it
             if self.read_share < LATE_SHARE:
