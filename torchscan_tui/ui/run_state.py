@@ -30,7 +30,7 @@ from torchscan_tui.run.events import (
     RssSampled,
     RunFinished,
 )
-from torchscan_tui.run.phases import PHASE_WORDS, RUNNING, Outcome, Phase
+from torchscan_tui.run.phases import OPENING, PHASE_WORDS, RUNNING, Outcome, Phase
 
 LOG_LINE_LIMIT = 5000
 RUN_MARKERS = {
@@ -112,6 +112,11 @@ class RunState:
     @property
     def running(self) -> bool:
         return self.phase in RUNNING
+
+    @property
+    def opening(self) -> bool:
+        """A file read in the app: no workload, and the rows shown, if any, a part's."""
+        return self.phase in OPENING
 
     def elapsed(self, now: float | None = None) -> float | None:
         if self.started_at is None:

@@ -16,7 +16,6 @@ from torchscan_tui.analysis.memory_timeline import device_peak_words
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import peak_scope, unprofiled_line
-from torchscan_tui.run.phases import OPENING
 from torchscan_tui.ui.action_rules import Facts
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.widgets.rss_panel import RssFigures
@@ -35,7 +34,7 @@ def heading_of(
     """The header: ``device`` is the source's, said where the run says none. While a
     trace is read in the app, the figures said are its first part's, and say so."""
     said = device_line(state.context) or state.context.get("device")
-    part = state.phase in OPENING  # the early rows' head (formats/early_rows.py)
+    part = state.opening  # the early rows' head (formats/early_rows.py)
     device = (f"{said}, in the first part" if part else said) if said else device
     codes = {note.get("code") for note in state.diagnostics}
     if codes & DEVICE_UNAVAILABLE_CODES:
@@ -81,7 +80,7 @@ def rss_figures_of(state: RunState) -> RssFigures:
         wall_seconds=state.rss_wall_seconds,
         samples=tuple(map(tuple, state.samples)),
         leftovers=state.rss_leftovers,
-        pending=(state.running and state.phase not in OPENING) or state.phase == "starting",
+        pending=(state.running and not state.opening) or state.phase == "starting",
         scope=peak_scope(measured),
         steps_line=unprofiled_line(run, state.context),
         missing=_why_no_peak(state),
@@ -149,5 +148,5 @@ def facts_of(
         memory=bool(state.memory and state.memory.get("devices")),
         modules=bool(state.modules and len(state.modules.get("nodes") or ()) > 1),
         log=bool(state.log.lines) or log_shown,
-        reading=state.phase in OPENING,
+        reading=state.opening,
     )
