@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import eq, le, sub
+from operator import and_, eq, le, sub
 
 from torchscan_tui.analysis.activities import (
     CPU_OP,
@@ -261,10 +261,11 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     class_counts = Counter(nodes.classes) if rare else Counter()
     linking = bool(class_counts[DEVICE_WORK] or class_counts[RUNTIME])
     # The runtime calls, once (the memory records added below are no runtime calls).
-    runtime_calls = (
-        list(compress(range(len(nodes.classes)), map(RUNTIME.__eq__, nodes.classes)))
+    runtime_calls = array(
+        "q",
+        compress(range(len(nodes.classes)), map(RUNTIME.__eq__, nodes.classes))
         if class_counts[RUNTIME]
-        else []
+        else (),
     )
     for record in memory.unattributed():
         nodes.add_record(record)
@@ -279,22 +280,31 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     # no million (start, -end) tuples built. Before the op ids are mapped: a sort's keys
     # (an int object per event) and that map (~100 bytes an op) are never held at once
     # (a 1M-event trace's grouping peaked ~30 MiB higher).
-    order = sorted(range(count), key=ends.__getitem__, reverse=True)
-    order.sort(key=starts.__getitem__)
+    sorting = sorted(range(count), key=ends.__getitem__, reverse=True)
+    sorting.sort(key=starts.__getitem__)
+    # Node numbers as 8-byte integers from here, not an int object each (40 bytes with
+    # its pointer): the lists picked from the order below would hold theirs too, and a
+    # million-event grouping peaked ~40 MiB higher with them (issue 31).
+    order = array("q", sorting)
+    del sorting
     op_ids = _op_ids(nodes, columns.correlation_ids) if linking else {}
     if runtime_calls:
         op_threads = {threads[index] for index in op_ids.values()}
         place_runtime_calls(
             runtime_calls, op_ids, op_threads, nodes.links, threads, starts, ends
         )  # fmt: skip
-    nested = sorted([i for i in order if nodes.synchronous_cpu[i]], key=threads.__getitem__)
+    synchronous = nodes.synchronous_cpu
+    nested = array("q", sorted(compress(order, map(synchronous.__getitem__, order)),
+                               key=threads.__getitem__))  # fmt: skip
     parent = _nest(nested, threads, starts, ends)
     # 8-byte integers, not an int object each: a million events' grouping holds ~100 MiB
     # less (issue 31).
     durations = array("q", map(sub, ends, starts))
     classes = nodes.classes
     attribution = attribute_device_work(
-        work=[i for i in order if classes[i] == DEVICE_WORK] if linking else [],
+        work=array("q", compress(order, map(DEVICE_WORK.__eq__, map(classes.__getitem__, order))))
+        if linking
+        else array("q"),
         runtime_calls=runtime_calls if linking else [],
         correlation_ids=columns.correlation_ids,
         links=nodes.links,
@@ -324,9 +334,10 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         if up >= 0 and alive[index]:
             callers[index] = names[up] if annotations[up] else callers[up]
 
+    on_cpu = map("CPU".__eq__, map(nodes.devices.__getitem__, order))
     groups = _groups(
         nodes,
-        [i for i in order if alive[i] and nodes.devices[i] == "CPU"],
+        array("q", compress(order, map(and_, map(alive.__getitem__, order), on_cpu))),
         self_ns=self_ns,
         self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
         callers=callers,
@@ -350,7 +361,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
 
 
 def _inclusive(
-    self_values: list[int], nested: list[int], parent: Sequence[int], alive: list[bool]
+    self_values: list[int], nested: Sequence[int], parent: Sequence[int], alive: list[bool]
 ) -> list[int]:
     """Each node's value with its live descendants' (device time: its own kernels and
     those of the ops it called). ``nested`` puts parents before their children."""
@@ -395,7 +406,7 @@ def _unattributed_groups(attribution: Attribution) -> list[Group]:
 
 
 def _nest(
-    nested: list[int], threads: list[int], starts: Sequence[int], ends: Sequence[int]
+    nested: Sequence[int], threads: list[int], starts: Sequence[int], ends: Sequence[int]
 ) -> MutableSequence[int]:
     """Each event's parent (-1 for none): the innermost event on its thread holding it.
 
@@ -426,7 +437,7 @@ def _nest(
 
 def _groups(
     nodes: _Nodes,
-    indices: list[int],
+    indices: Sequence[int],
     self_ns: Sequence[int],
     self_bytes: list[int],
     callers: list[str | None],
@@ -459,7 +470,7 @@ def _groups(
     for number, calls in Counter(ids).items():
         groups[number].calls = calls
 
-    timed = list(compress(indices, map(nodes.synchronous_cpu.__getitem__, indices)))
+    timed = array("q", compress(indices, map(nodes.synchronous_cpu.__getitem__, indices)))
     timed_ids = list(compress(ids, map(nodes.synchronous_cpu.__getitem__, indices)))
     for attribute, values in (
         ("cpu_self_ns", self_ns),
@@ -493,8 +504,8 @@ def _groups(
 
 
 def _fold_duplicate_nodes(
-    order: list[int],
-    nested: list[int],
+    order: Sequence[int],
+    nested: Sequence[int],
     names: list[str],
     parent: MutableSequence[int],
     device_ns: list[int],

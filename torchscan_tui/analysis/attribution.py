@@ -22,8 +22,9 @@ work and are never added to an op's device time.
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 
 from torchscan_tui.analysis.activities import RUNTIME, transfer_direction
@@ -46,8 +47,8 @@ class Attribution:
     node: the device time each op launched itself.
     """
 
-    work: list[int]
-    launchers: list[int]
+    work: Sequence[int]
+    launchers: MutableSequence[int]
     unattributed: list[str | None]
     op_device_ns: list[int]
     unattributed_ns: dict[str, int] = field(default_factory=dict)
@@ -55,7 +56,7 @@ class Attribution:
 
 
 def place_runtime_calls(
-    runtime_calls: list[int],
+    runtime_calls: Sequence[int],
     op_ids: dict[int, int],
     op_threads: set[int],
     links: Sequence[int],
@@ -78,8 +79,8 @@ def place_runtime_calls(
 
 
 def attribute_device_work(
-    work: list[int],
-    runtime_calls: list[int],
+    work: Sequence[int],
+    runtime_calls: Sequence[int],
     correlation_ids: Sequence[int],
     links: Sequence[int],
     op_ids: dict[int, int],
@@ -95,7 +96,7 @@ def attribute_device_work(
     """
     launch_of = {correlation_ids[i]: i for i in runtime_calls if correlation_ids[i]}
     op_device_ns = [0] * len(parent)
-    result = Attribution(work, [], [], op_device_ns)
+    result = Attribution(work, array("q"), [], op_device_ns)  # 8 bytes a launch
     for index in work:
         runtime = launch_of.get(correlation_ids[index])
         if runtime is not None:
