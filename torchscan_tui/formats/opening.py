@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from torchscan_tui.common.gcpause import gc_paused
-from torchscan_tui.common.memory import return_free_memory
+from torchscan_tui.common.memory import map_large_blocks, return_free_memory
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.early_rows import EarlyRows
 from torchscan_tui.formats.jsonio import Progress, file_chunks, no_progress
@@ -209,6 +209,7 @@ def _streamed_trace(
         from torchscan_tui.formats.trace.columns import ColumnReader
         from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
 
+        map_large_blocks()  # each piece's pages given back as it is let go
         reader = ColumnReader(source)
         consume = reader.add if early is None else early.consume(reader)
         try:
