@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Sequence
 from typing import Any, TypedDict, cast
 
 import msgspec
@@ -29,6 +28,7 @@ from torchscan_tui.analysis.records import (
     Row,
     RowKind,
 )
+from torchscan_tui.formats.row_memory import compact, shared_shapes
 
 
 class PeakRss(TypedDict, total=False):
@@ -256,17 +256,19 @@ NO_CALLERS: dict = _EmptyMapping()
 NO_NOTES: list = _SharedSequence()
 
 
-def share_common_values(rows: Sequence[Row]) -> None:
+def share_common_values(rows: list[Row]) -> None:
     """Let freshly decoded rows hold one copy of what many of them hold: operator names,
-    kinds, and the empty callers and diagnostics most rows have.
+    kinds, the empty callers and diagnostics most rows have, equal shapes, and their keys
+    (each row is replaced by an equal dict that shares them: formats/row_memory.py).
 
     Decoded JSON gives every row its own: ~23 MiB of copies at 100k rows, which stay
     (freed later, they would leave the allocator's arenas as full). Done on each batch as
     it is decoded, the copies freed are reused by the next batch's decoding instead.
     Values stay equal: rows compare, export and save as before.
     """
-    for row in rows:
+    for index, row in enumerate(rows):
         row["operator"] = sys.intern(row["operator"])
+        row["input_shapes"] = shared_shapes(row["input_shapes"])
         kind = row.get("kind")
         if kind is not None:
             row["kind"] = cast(RowKind, sys.intern(kind))  # the same kind, one copy of it
@@ -282,6 +284,7 @@ def share_common_values(rows: Sequence[Row]) -> None:
             stack = site.get("stack")
             if stack is not None:
                 site["stack"] = sys.intern(stack)
+        rows[index] = cast(Row, compact(cast(dict, row)))
 
 
 _NOTES_SHARED: dict[tuple, list[Note]] = {}

@@ -1,0 +1,84 @@
+"""Decoded rows in less memory (formats/row_memory.py): equal plain dicts and lists, less
+held, on real rows (a live run's report, tests/data/)."""
+
+from __future__ import annotations
+
+import json
+import platform
+import tracemalloc
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from torchscan_tui.formats.report_schema import accept_rows
+from torchscan_tui.formats.row_memory import compact, shared_shapes
+
+REAL_REPORT = Path(__file__).parent / "data" / "real_report_train_transformer.json"
+
+
+def real_rows() -> list[dict]:
+    return json.loads(REAL_REPORT.read_text())["operators"]
+
+
+def held_bytes(make) -> int:
+    """What the objects ``make()`` returns hold, as tracemalloc counts it."""
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        made = make()
+        held = tracemalloc.get_traced_memory()[0] - before
+        del made
+        return held
+    finally:
+        tracemalloc.stop()
+
+
+def test_a_compact_row_is_an_equal_plain_dict_in_the_same_order_and_encodes_the_same():
+    for row in real_rows():
+        made = compact(row)
+        assert type(made) is dict and made == row and list(made) == list(row)
+        assert msgspec.json.encode(made) == msgspec.json.encode(row)
+        assert json.dumps(made) == json.dumps(row)
+    made = compact(real_rows()[0])
+    made["later"] = 1  # a key added afterwards is kept like any dict's
+    assert made["later"] == 1 and list(made)[-1] == "later"
+
+
+@pytest.mark.skipif(platform.python_implementation() != "CPython", reason="CPython's tables")
+def test_compact_rows_hold_less_than_decoded_ones():
+    rows = real_rows() * 20
+    decoded = held_bytes(lambda: [dict(row) for row in rows])
+    compacted = held_bytes(lambda: [compact(row) for row in rows])
+    assert compacted < 0.8 * decoded, (compacted, decoded)
+
+
+@pytest.mark.parametrize("key", ["__weakref__", "__class__", "__dict__", "", "a b", "é"])
+def test_keys_a_class_cannot_take_leave_the_row_equal(key):
+    row = {key: 1, "operator": "aten::mm"}
+    assert compact(row) == row and list(compact(row)) == [key, "operator"]
+
+
+def test_equal_flat_shapes_become_one_list_and_others_stay_as_they_are():
+    nested = [[2, 3], [4]]  # a tensor list input: not a flat shape
+    first = shared_shapes([[8, 16], [], nested, [1.5]])
+    second = shared_shapes([[8, 16], [], [[2, 3], [4]], [1.5]])
+    assert first == second == [[8, 16], [], nested, [1.5]]
+    assert first[0] is second[0] and first[1] is second[1]
+    assert first[2] is nested and second[2] is not nested  # nested lists are not shared
+    assert first[3] is not second[3]
+
+
+def test_accepted_real_rows_share_their_equal_shapes_and_stay_equal():
+    decoded = real_rows()
+    copies = real_rows()
+    accept_rows(decoded)
+    assert decoded == copies
+    assert [list(row) for row in decoded] == [list(row) for row in copies]
+    by_shape: dict[str, list] = {}
+    for row in decoded:
+        for shape in row["input_shapes"]:
+            if all(type(dim) is int for dim in shape):  # flat shapes: one list each
+                by_shape.setdefault(json.dumps(shape), []).append(shape)
+    repeated = [shapes for shapes in by_shape.values() if len(shapes) > 1]
+    assert repeated and all(len({id(shape) for shape in shapes}) == 1 for shapes in repeated)
