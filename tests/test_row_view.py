@@ -154,13 +154,17 @@ def test_cached_sort_orders_agree_with_the_reference_sort_with_ties_and_missing(
     for text in ("", "op1", "[1]"):
         view.set_filter(text)
         indices = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
-        for key in ("cpu", "calls"):
+        for key in ("cpu", "calls", "device"):  # device: no row has one (rank order)
             for descending in (True, False):
                 view.set_sort(Sort(key, descending))
                 assert view.visible == sorted_indices(rows, indices, Sort(key, descending))
     for _ in view.warm_up(rows_per_step=7):
         pass
     view.set_filter("")
+    for key in ("cpu", "device"):  # every order warmed up (values let go): still agree
+        for descending in (True, False):
+            view.set_sort(Sort(key, descending))
+            assert view.visible == sorted_indices(rows, range(300), Sort(key, descending))
     view.extend([make_row("late", [], 9, 9.0)])
     view.set_sort(Sort("cpu", True))
     assert view.rows[view.visible[0]]["operator"] == "late"  # orders are rebuilt for new rows
