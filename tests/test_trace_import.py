@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import random
 import shutil
 import subprocess
 import sys
@@ -19,6 +20,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 from torchscan_tui.cli.progress_line import ProgressLine
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, save_report
+from torchscan_tui.formats.trace.columns import nanoseconds
 from torchscan_tui.formats.trace.decode import exact_number
 
 DATA = Path(__file__).parent / "data"
@@ -208,11 +210,28 @@ def test_opening_a_report_reports_reading_then_parsing(tmp_path):
         ("1661203467502638.0", 1661203467502638),  # Kineto's whole microseconds
         ("-12.0", -12),
         ("7.000", 7),
-        ("12.50", Decimal("12.50")),
+        ("12.50", 12.5),  # a float holds it to the nanosecond: no Decimal needed
+        ("-999999999999.999", -999999999999.999),
+        ("1000000000000.5", Decimal("1000000000000.5")),  # past 12 digits: a Decimal
+        ("12.3456", Decimal("12.3456")),  # past the nanosecond
         ("1661203467502638.123", Decimal("1661203467502638.123")),
         ("1e3", Decimal("1e3")),
+        ("1.5e3", Decimal("1.5e3")),
     ],
 )
 def test_a_number_with_a_fraction_is_read_exactly(text, value):
     number = exact_number(text)
     assert number == value and type(number) is type(value)
+
+
+def test_durations_read_as_floats_give_their_nanoseconds_exactly():
+    """What the float path of exact_number promises: every time written to the
+    nanosecond under 10**12 us comes back as its nanosecond, as the Decimal did."""
+    rng = random.Random(31)
+    texts = [f"{rng.randrange(10**12)}.{rng.randrange(1000):03d}" for _ in range(20_000)]
+    texts += ["999999999999.999", "0.001", "398046511103.999"]
+    read = [exact_number(text) for text in texts]
+    assert {type(value) for value in read} == {float, int}  # int: a fraction of zeros
+    expected = [int(text.replace(".", "")) for text in texts]
+    assert nanoseconds(read) == expected
+    assert nanoseconds([*read, Decimal("1661203467502638.123")])[:-1] == expected
