@@ -116,7 +116,9 @@ def clone_trace(copies: float, out: Path) -> int:
     events = trace.pop("traceEvents")
     timed = [e for e in events if isinstance(e.get("ts"), (int, float))]
     start = min(e["ts"] for e in timed)
-    span = max(e["ts"] + (e.get("dur") or 0) for e in timed) - start + 1000.0
+    # An int gap after int times: a float would write every later time as "N.0", which
+    # the source (integer microseconds) never does.
+    span = max(e["ts"] + (e.get("dur") or 0) for e in timed) - start + 1000
     steps = [
         int(e["name"].split("#", 1)[1])
         for e in events
