@@ -135,15 +135,29 @@ def test_rows_show_before_a_third_of_the_plain_run_has_passed(terminal, tmp_path
 
 def stand_in_editor(tmp_path: Path) -> tuple[Path, Path]:
     """An editor that records its arguments (as JSON, in the second path), says so on
-    the terminal and exits a second later."""
+    the terminal and keeps it until the test has seen that (:func:`editor_seen`; 30 s at
+    most): one that left after a second could come and go between two looks at a busy
+    machine's screen."""
     said = tmp_path / "editor-args.json"
+    seen = tmp_path / "editor-seen"
     editor = tmp_path / "editor.py"
     editor.write_text(
-        "import json, sys, time\n"
+        "import json, os, sys, time\n"
         f"open({str(said)!r}, 'w').write(json.dumps(sys.argv[1:]))\n"
-        "print('stand-in editor', flush=True); time.sleep(1)\n"
+        "print('stand-in editor', flush=True)\n"
+        "deadline = time.monotonic() + 30\n"
+        f"while not os.path.exists({str(seen)!r}) and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        f"if os.path.exists({str(seen)!r}):\n"
+        f"    os.unlink({str(seen)!r})\n"
     )
     return editor, said
+
+
+def editor_seen(terminal: Terminal, tmp_path: Path) -> None:
+    """Wait for the stand-in editor on the screen, then let it exit."""
+    terminal.wait_for("stand-in editor")
+    (tmp_path / "editor-seen").touch()
 
 
 def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, tmp_path):
@@ -164,7 +178,7 @@ def test_enter_on_a_source_line_opens_it_in_the_editor_and_comes_back(terminal, 
     terminal.keys("L")
     terminal.wait_for("Source lines")
     terminal.keys("Enter")
-    terminal.wait_for("stand-in editor")  # the editor has the terminal
+    editor_seen(terminal, tmp_path)  # the editor has the terminal
     terminal.wait_for("Source lines")  # and the app has it back
     assert json.loads(said.read_text()) == ["+42", str(tmp_path / "resnet50_profiler_api.py")]
     terminal.keys("Escape")
@@ -195,7 +209,7 @@ def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path
     terminal.keys("L")
     terminal.wait_for("Source lines")
     terminal.keys("Enter")
-    terminal.wait_for("stand-in editor")
+    editor_seen(terminal, tmp_path)
     terminal.wait_for("Source lines")
     assert json.loads(said.read_text()) == [f"+{mlp_line}", str(transformer)]
     terminal.keys("Escape")
@@ -206,14 +220,14 @@ def test_a_live_runs_top_line_and_a_module_open_in_the_editor(terminal, tmp_path
     terminal.wait_for(": Block:")  # the status line names the highlighted block
     said.unlink()
     terminal.keys("e")
-    terminal.wait_for("stand-in editor")
+    editor_seen(terminal, tmp_path)
     terminal.wait_for("CPU time by nn.Module")
     assert json.loads(said.read_text()) == [f"+{block_forward}", str(transformer)]
     terminal.keys("Escape")
     terminal.wait_until_gone("CPU time by nn.Module")
     said.unlink()
     terminal.keys("E")  # the highlighted row's (the first) largest call site
-    terminal.wait_for("stand-in editor")
+    editor_seen(terminal, tmp_path)
     terminal.wait_for("Details")
     line, path = json.loads(said.read_text())
     assert path == str(transformer) and line.startswith("+")
