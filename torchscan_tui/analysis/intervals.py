@@ -22,9 +22,9 @@ def union(intervals: Iterable[Interval]) -> list[Interval]:
 
 def union_of(starts: Sequence[int], ends: Sequence[int]) -> list[Interval]:
     """:func:`union` of the intervals ``(starts[i], ends[i])``, given as two columns (a
-    million spans as two 8-byte arrays, not a million tuples: ~110 MiB less)."""
-    order = sorted(range(len(starts)), key=ends.__getitem__)
-    order.sort(key=starts.__getitem__)  # stable: by start, then end, as tuples sort
+    million spans as two 8-byte arrays, not a million tuples: ~110 MiB less). Sorted by
+    start alone: spans of one start merge into the same set in any order."""
+    order = sorted(range(len(starts)), key=starts.__getitem__)
     return _merged(zip(map(starts.__getitem__, order), map(ends.__getitem__, order), strict=True))
 
 
