@@ -220,10 +220,11 @@ class _Nodes:
         )
 
     def _own(self) -> None:
-        """Copy the lists shared with the columns, before they grow."""
+        """Copy the lists shared with the columns, before they grow: each as what it is
+        (an array of times stays one, not an int object per event)."""
         for name in ("devices", "starts", "ends", "annotations", "shapes", "links",
                      "classes", "flops", "sites"):  # fmt: skip
-            setattr(self, name, list(getattr(self, name)))
+            setattr(self, name, getattr(self, name)[:])
         self.shared = False
 
     def add_record(self, record: RawEvent) -> None:
