@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -56,7 +57,13 @@ def test_a_directory_of_rank_traces_opens_as_one_session(rank_traces):
             "host_collective_seconds"
         ] == pytest.approx(summary["host_cpu_self_seconds"])
     mm = next(row for row in report["operators"] if row["operator"] == "aten::mm")
-    assert mm["ranks"]["slowest_rank"] == 1 and mm["calls"] in (3, 153, 78)
+    each = [
+        next(row["calls"] for row in summary["operators"]
+             if (row["operator"], row["input_shapes"]) == ("aten::mm", mm["input_shapes"]))
+        for summary in per_rank
+    ]  # fmt: skip
+    assert mm["ranks"]["slowest_rank"] == 1 and each[1] > 100 * each[0]
+    assert mm["calls"] == round(statistics.median(each))  # the median rank's figure
     spreads = [row["ranks"]["spread"] for row in report["operators"]]
     assert spreads == sorted(spreads, reverse=True)
 
