@@ -12,7 +12,7 @@ import msgspec
 import pytest
 
 from torchscan_tui.formats.report_schema import accept_rows
-from torchscan_tui.formats.row_memory import compact, shared_shapes
+from torchscan_tui.formats.row_memory import ONE, compact, same_float, shared_shapes
 
 REAL_REPORT = Path(__file__).parent / "data" / "real_report_train_transformer.json"
 
@@ -82,3 +82,28 @@ def test_accepted_real_rows_share_their_equal_shapes_and_stay_equal():
                 by_shape.setdefault(json.dumps(shape), []).append(shape)
     repeated = [shapes for shapes in by_shape.values() if len(shapes) > 1]
     assert repeated and all(len({id(shape) for shape in shapes}) == 1 for shapes in repeated)
+
+
+def test_accepted_rows_share_their_repeated_times_and_encode_as_before():
+    decoded = real_rows()
+    text = msgspec.json.encode(decoded)
+    accept_rows(decoded)
+    assert msgspec.json.encode(decoded) == text
+    lone = [row for row in decoded if len(row.get("sites") or ()) == 1]
+    assert lone and all(
+        row["sites"][0]["cpu_self_seconds"] is row["cpu_self_seconds"]
+        and row["sites"][0]["share"] is ONE
+        for row in lone
+        if row["sites"][0]["cpu_self_seconds"] == row["cpu_self_seconds"]
+    )
+    leaves = [row for row in decoded if row.get("cpu_total_seconds") == row["cpu_self_seconds"]]
+    assert leaves and all(row["cpu_total_seconds"] is row["cpu_self_seconds"] for row in leaves)
+
+
+@pytest.mark.parametrize(
+    ("value", "other", "same"),
+    [(1.0, 1.0, True), (0.0, -0.0, False), (-0.0, -0.0, True), (1, 1.0, False),
+     (float("nan"), float("nan"), False), (None, 1.0, False)],
+)  # fmt: skip
+def test_only_floats_written_alike_are_shared(value, other, same):
+    assert same_float(value, other) is same

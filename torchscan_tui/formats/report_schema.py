@@ -28,7 +28,7 @@ from torchscan_tui.analysis.records import (
     Row,
     RowKind,
 )
-from torchscan_tui.formats.row_memory import compact, shared_shapes
+from torchscan_tui.formats.row_memory import ONE, compact, same_float, shared_shapes
 
 
 class PeakRss(TypedDict, total=False):
@@ -258,8 +258,10 @@ NO_NOTES: list = _SharedSequence()
 
 def share_common_values(rows: list[Row]) -> None:
     """Let freshly decoded rows hold one copy of what many of them hold: operator names,
-    kinds, the empty callers and diagnostics most rows have, equal shapes, and their keys
-    (each row is replaced by an equal dict that shares them: formats/row_memory.py).
+    kinds, the empty callers and diagnostics most rows have, equal shapes, equal times (a
+    leaf op's total is its self time, a lone call site's time the row's, most shares
+    1.0), and their keys (each row is replaced by an equal dict that shares them:
+    formats/row_memory.py).
 
     Decoded JSON gives every row its own: ~23 MiB of copies at 100k rows, which stay
     (freed later, they would leave the allocator's arenas as full). Done on each batch as
@@ -279,11 +281,19 @@ def share_common_values(rows: list[Row]) -> None:
             row["diagnostics"] = NO_NOTES
         elif notes:  # a live run's row-level notes: the same on every row
             row["diagnostics"] = _shared_notes(notes)
-        for site in row.get("sites") or ():  # call sites and their stacks repeat by line
+        own = row.get("cpu_self_seconds")
+        if same_float(row.get("cpu_total_seconds"), own):  # a leaf op: total is self
+            row["cpu_total_seconds"] = own
+        sites = row.get("sites") or ()
+        for site in sites:  # call sites and their stacks repeat by line
             site["site"] = sys.intern(site["site"])
             stack = site.get("stack")
             if stack is not None:
                 site["stack"] = sys.intern(stack)
+            if same_float(site.get("share"), ONE):
+                site["share"] = ONE
+            if len(sites) == 1 and same_float(site.get("cpu_self_seconds"), own):
+                site["cpu_self_seconds"] = own  # the row's one site: all of its time
         rows[index] = cast(Row, compact(cast(dict, row)))
 
 

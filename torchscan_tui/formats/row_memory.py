@@ -12,7 +12,8 @@ room for 30 keys, more than a 4- or 5-key dict's own table takes (a call site, a
 
 Input shapes repeat across rows (the operators of a model pass the same tensors along: a
 real report's 310 rows hold 709 shapes, 34 of them distinct): :func:`shared_shapes` gives
-equal shapes one list. No reader changes a row's shapes.
+equal shapes one list. No reader changes a row's shapes. Equal times share one float
+where a row repeats a figure (:func:`same_float`).
 """
 
 from __future__ import annotations
@@ -52,6 +53,20 @@ def compact(mapping: dict[str, Any]) -> dict[str, Any]:
     copy = layout.copy()
     copy.update(mapping)
     return copy
+
+
+ONE = 1.0  # the share of a row's time its only call site has: one object for every row
+
+
+def same_float(value: object, other: object) -> bool:
+    """Whether ``value`` may be replaced by ``other``: both floats, equal, and written
+    alike (0.0 and -0.0 are equal, but not the same JSON)."""
+    return (
+        type(value) is float
+        and type(other) is float
+        and value == other
+        and (value != 0.0 or str(value) == str(other))
+    )
 
 
 def shared_shapes(shapes: list) -> list:
