@@ -35,7 +35,6 @@ from torchscan_tui.formats.opening import FIRST_PAGE_ROWS, Opened, opens_in_app,
 from torchscan_tui.formats.report import (
     ReportError,
 )
-from torchscan_tui.formats.text_summary import report_text
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.script_args import split_script_args
 from torchscan_tui.run.sources import RunSource
@@ -119,6 +118,9 @@ def _command(argv: Sequence[str] | None) -> int:
         except ReportError as exc:
             return fail(str(exc))
         if not shown:  # piped, or a CI log: the top rows as text, not a screen
+            # Here, not at the top: the summaries it prints load ~5 ms the app never needs.
+            from torchscan_tui.formats.text_summary import report_text
+
             say(report_text(opened.report, opened.source, opened.report["operators"]))
             return EXIT_OK
         return run_app(None, opened)

@@ -40,7 +40,6 @@ from torchscan_tui.formats.atomic import (
     write_text_atomically,
 )
 from torchscan_tui.formats.opening import Opened, open_profile_paged
-from torchscan_tui.formats.ranks import open_rank_directory
 from torchscan_tui.formats.report import (
     ReportError,
     dumps_report,
@@ -297,6 +296,9 @@ def open_with_progress(
 def open_ranks_with_progress(folder: str) -> Opened | None:
     """A directory of one trace per rank as one session (see formats/ranks.py), saying
     each rank as it is read; None when it is not one."""
+    # Here, not at the top: the cross-rank analysis is a few ms of every start.
+    from torchscan_tui.formats.ranks import open_rank_directory
+
     with ProgressLine(os.path.basename(os.path.normpath(folder))) as progress:
         opened = open_rank_directory(
             folder, lambda done, of: progress(f"rank {done} of", done / of)
