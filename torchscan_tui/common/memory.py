@@ -11,7 +11,7 @@ that big from a mapping of its own, given back when it is freed, but raises that
 threshold to the size of each such block freed (up to 32 MiB): from the second piece on,
 the pieces came from the heap, where their freed pages sat below the columns growing
 above them. :func:`map_large_blocks` fixes the threshold instead: the app reading a
-299 MiB trace peaked at 284-320 MiB with it raised, 255-257 MiB with it fixed.
+299 MiB trace peaked at 284-320 MiB with it raised, 255-263 MiB with it fixed.
 """
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 SPLIT_KEYS_MAX = 30  # CPython shares no more keys than this (SHARED_KEYS_MAX_SIZE)
-LAYOUTS_KEPT = 64  # distinct key orders kept (a report's rows, spreads, sites: a handful)
+LAYOUTS_KEPT = 64  # distinct key orders kept (a report's rows have one or two)
 SHAPES_KEPT = 1 << 16  # distinct shapes remembered before the memory starts over
 
 _LAYOUTS: dict[tuple[str, ...], dict[str, Any]] = {}
