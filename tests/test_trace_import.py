@@ -207,7 +207,7 @@ def test_opening_a_report_reports_reading_then_parsing(tmp_path):
 @pytest.mark.parametrize(
     ("text", "value"),
     [
-        ("1661203467502638.0", 1661203467502638),  # Kineto's whole microseconds
+        ("1661203467502638.0", 1661203467502638),  # whole microseconds written with .0
         ("-12.0", -12),
         ("7.000", 7),
         ("12.50", 12.5),  # a float holds it to the nanosecond: no Decimal needed

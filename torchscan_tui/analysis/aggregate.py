@@ -285,7 +285,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     sorting.sort(key=starts.__getitem__)
     # Node numbers as 8-byte integers from here, not an int object each (40 bytes with
     # its pointer): the lists picked from the order below would hold theirs too, and a
-    # million-event grouping peaked ~40 MiB higher with them (issue 31).
+    # million-event trace's open peaked ~25 MiB higher with them (issue 31).
     order = array("q", sorting)
     del sorting
     op_ids = _op_ids(nodes, columns.correlation_ids) if linking else {}

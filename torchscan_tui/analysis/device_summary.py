@@ -15,7 +15,7 @@ from torchscan_tui.analysis.diagnostics import make
 from torchscan_tui.analysis.records import KernelRow, Note
 from torchscan_tui.common.formatting import format_seconds
 
-if TYPE_CHECKING:  # grouping's own import: ~8 ms of every start, for a type
+if TYPE_CHECKING:  # grouping's import: a few ms of every start, for a type
     from torchscan_tui.analysis.aggregate import Aggregation
 
 NANOSECONDS = 1e9

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.sites import site_rows
 
-if TYPE_CHECKING:  # grouping's own import: ~5 ms of every start (a report's too), for a type
+if TYPE_CHECKING:  # grouping's import: a few ms of every start, for a type
     from torchscan_tui.analysis.aggregate import Group
 
 NANOSECONDS = 1e9

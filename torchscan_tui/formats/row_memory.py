@@ -78,6 +78,6 @@ def shared_shapes(shapes: list) -> list:
     for shape in shapes:
         if type(shape) is list and all(type(dim) is int for dim in shape):
             key = tuple(shape)
-            shape = kept.get(key) or kept.setdefault(key, shape)
+            shape = kept.setdefault(key, shape)
         out.append(shape)
     return out
