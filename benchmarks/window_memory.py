@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from torchscan_tui.worker.window_memory import BUDGET_VARIABLE, PEAK_PER_RECORDED
+from torchscan_tui.worker.window_memory import BUDGET_VARIABLE, WindowMemory
 
 # The step both children profile: N small additions (about 11 events each).
 STEP = """
@@ -91,10 +91,12 @@ def main() -> None:
         figures = measure(ops, args.steps)
         memory = figures["memory"]
         peak_growth = memory["peak_rss"] - memory["window_start_rss"]
-        ratio = peak_growth / max(memory["recorded_bytes"], 1)
+        model = WindowMemory(None, "", per_step_sessions=True, recorded=memory["recorded_bytes"],
+                             steps_done=args.steps)  # fmt: skip
+        projected = model.projected_peak()  # what the window's budget check assumed
         print(f"{figures['events']:>9} events: recorded {memory['recorded_bytes'] / 1e6:8.1f} MB,"
-              f" peak growth {peak_growth / 1e6:8.1f} MB, ratio {ratio:5.1f}"
-              f" (PEAK_PER_RECORDED {PEAK_PER_RECORDED:g})")  # fmt: skip
+              f" peak growth {peak_growth / 1e6:8.1f} MB, projected {projected / 1e6:8.1f} MB:"
+              f" measured / projected {peak_growth / max(projected, 1):5.2f}")  # fmt: skip
         floor = run_child(TORCH_ONLY, ops, args.steps)
         print(f"{floor['events']:>9} events, torch's profiler alone: peak growth"
               f" {floor['stopped'] / 1e6:8.1f} MB at its stop, {floor['read'] / 1e6:8.1f} MB"

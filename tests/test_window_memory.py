@@ -79,9 +79,9 @@ def test_a_worker_bounded_to_a_budget_stops_an_op_dense_window_early(workloads, 
     with a note instead of growing past it. Measured: its peak over its size when the
     window opened stays within the budget."""
     out = tmp_path / "r.json"
-    budget = 500 * MB
+    budget = 700 * MB  # a session per step (worker/step_sessions.py): steps of 12k ops
     result = torchscan(workloads / "op_dense.py", "--json", out, "--warmup", "1", "--steps", "8",
-                       "--rss-steps", "2", "--", "--ops", "4000",
+                       "--rss-steps", "2", "--", "--ops", "12000",
                        env={"TORCHSCAN_WORKER_MEMORY": str(budget)})  # fmt: skip
     assert result.returncode == 0, result.stderr
     report = json.loads(out.read_text())

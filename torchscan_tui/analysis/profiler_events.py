@@ -38,6 +38,9 @@ FILTERED_NAMES = frozenset(
 WINDOW_START = "[torchscan] step window start"
 WINDOW_END = "[torchscan] step window end"
 STEP_END = "[torchscan] step end"  # between two profiled steps of a window
+# Where a step's own profiler session starts (worker/step_sessions.py): the time between
+# the step end before it and this marker was not profiled (the last session was read).
+STEP_START = "[torchscan] step start"
 
 
 class RawEvent(NamedTuple):
@@ -176,7 +179,7 @@ def window_events(events: Sequence[RawEvent]) -> tuple[list[RawEvent], list[list
     profile's end (the run ended inside the window)."""
     start = next((e.start_ns for e in events if e.name == WINDOW_START), None)
     end = next((e.end_ns for e in events if e.name == WINDOW_END), None)
-    markers = (WINDOW_START, WINDOW_END, STEP_END)
+    markers = (WINDOW_START, WINDOW_END, STEP_END, STEP_START)
     if start is None:
         kept = [e for e in events if e.name not in markers]
         return kept, [kept]

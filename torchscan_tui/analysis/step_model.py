@@ -6,7 +6,8 @@ Where the host says a step is:
 * a live window: the worker's markers (``[torchscan] step window start``, ``... step
   end`` between steps, ``... step window end``): step *k* runs from the end of one
   marker to the end of the next, so host time after a step's last op (a sleep, a print)
-  is in it;
+  is in it; where a step had a profiler session of its own (``... step start``, recorded
+  as it began), from that marker's end: the time between was not profiled;
 * a trace, or a script's own profiler: its ``ProfilerStep#N`` ranges;
 * neither: the whole profile is one step, from the first host op to the last (the
   plugin's step ``0``).
@@ -32,13 +33,14 @@ from itertools import compress
 from torchscan_tui.analysis.activities import CPU_OP, DEVICE_WORK, RUNTIME
 from torchscan_tui.analysis.profiler_events import (
     STEP_END,
+    STEP_START,
     WINDOW_END,
     WINDOW_START,
     EventColumns,
 )
 
 PROFILER_STEP = "ProfilerStep#"
-MARKERS = frozenset({WINDOW_START, STEP_END, WINDOW_END})
+MARKERS = frozenset({WINDOW_START, STEP_END, STEP_START, WINDOW_END})
 TAIL_KEEP_RATIO = 0.8  # the plugin's: a last step with fewer launches is incomplete
 
 # Where a profile's steps came from (``Steps.source``).
@@ -102,10 +104,13 @@ def host_steps(columns: EventColumns, first_number: int = 1) -> tuple[list[Step]
                 )
             )
         bounds = [opened, *cuts, closed]
-        return [
-            Step(str(first_number + index), low, high)
-            for index, (low, high) in enumerate(zip(bounds, bounds[1:], strict=False))
-        ], FROM_WINDOW
+        resumed = [start for start, name in markers if name == STEP_START]
+        steps = []
+        for index, (low, high) in enumerate(zip(bounds, bounds[1:], strict=False)):
+            if index and resumed:  # its own session began after the step before it ended
+                low = next((at for at in resumed if low <= at < high), low)
+            steps.append(Step(str(first_number + index), low, high))
+        return steps, FROM_WINDOW
     classes = columns.classes
     step_names = {name for name in set(names) if name.startswith(PROFILER_STEP)}
     ranges = sorted(

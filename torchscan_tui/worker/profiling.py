@@ -35,6 +35,7 @@ from torchscan_tui.analysis.step_spreads import attach_step_spreads
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.common.text import exception_line
+from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
@@ -42,6 +43,7 @@ from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
 from torchscan_tui.worker.call_sites import SiteStep, StepTables
 from torchscan_tui.worker.device_peak import DevicePeak
+from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
 ProgressCallback = Callable[[WorkerPhase], None]
@@ -139,8 +141,10 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
     # and one list per distinct shapes: torch gives each event its own, ~100 MB of
     # copies at 330k events (a tenth of the worker's peak).
     shapes_of: dict[tuple, list] = {}
+    same: dict[Any, Any] = {}  # one object per distinct activity and thread id
     for event in kineto_results.events():
         activity = event.activity_type()
+        activity = same.setdefault(activity, activity)
         annotation = TORCH_OP_ANNOTATION.get(activity)
         if annotation is None:
             device_type = event.device_type()
@@ -157,6 +161,7 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
         except TypeError:  # a list of tensors' shapes: kept as it is
             pass
         start_thread = event.start_thread_id()
+        start_thread = same.setdefault(start_thread, start_thread)
         append(
             RawEvent(
                 name,
@@ -179,14 +184,17 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
 
 
 def export_trace_atomically(
-    profiler: Any, trace_path: str | os.PathLike, raw_events: list[RawEvent] | None = None
+    profiler: Any,
+    trace_path: str | os.PathLike,
+    raw_events: list[RawEvent] | Callable[[], list[RawEvent]] | None = None,
 ) -> tuple[Path, bool]:
     """Write the Chrome trace via a private directory, check it parses, then move it.
 
     ``export_chrome_trace`` can fail without raising (one ERROR line and no file), so the
     file is verified before it replaces anything at ``trace_path``. When torch's file is
     not valid JSON (odd names), the trace is rewritten from ``raw_events`` by a writer
-    that escapes properly. Returns the path and whether the fallback was used.
+    that escapes properly (``raw_events``: them, or what gives them when needed). Returns
+    the path and whether the fallback was used.
     """
     destination = Path(trace_path)
     parent = destination.parent if str(destination.parent) else Path(".")
@@ -200,7 +208,8 @@ def export_trace_atomically(
             # names): our own writer says which, as an OSError (ENOSPC) if it fails too.
             if raw_events is None:
                 raise ValueError(f"torch.profiler wrote no valid trace for {destination}")
-            staged.write_text(dumps_chrome_trace(raw_events), encoding="utf-8")
+            events = raw_events() if callable(raw_events) else raw_events
+            staged.write_text(dumps_chrome_trace(events), encoding="utf-8")
             used_fallback = True
         os.chmod(staged, 0o600)
         with open(staged, "rb") as handle:
@@ -225,13 +234,15 @@ class _Before(NamedTuple):
 
 class _Recorded(NamedTuple):
     """What a profiled call left: its events (the window's, where one was profiled), the
-    profile whose trace is exported, its steps and the step model found in it."""
+    profile whose trace is exported (None with a session per step: ``sessions`` holds
+    what each left), its steps and the step model found in it."""
 
     events: list[RawEvent]
     profile: Any
     steps: list
     step_model: Steps | None
     columns: EventColumns | None
+    sessions: SessionHarvest | None = None
 
 
 def profile_workload(
@@ -278,6 +289,9 @@ def profile_workload(
     window.device_peak = DevicePeak(device)
     if windowed and call_sites:
         window.site_step = SiteStep()
+    if windowed:
+        window.sessions = _sessions(activities, trace_path)
+        window.memory.per_step_sessions = True
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)
@@ -311,10 +325,8 @@ def profile_workload(
         on_rows(report)
     if trace_path is not None:
         try:
-            written, used_fallback = export_trace_atomically(
-                recorded.profile, trace_path, recorded.events
-            )
-        except (OSError, ValueError) as exc:  # a full disk is no failure of the workload
+            written, used_fallback = _export_trace(recorded, trace_path)
+        except (OSError, ValueError, ExportError) as exc:  # a full disk fails no workload
             notes.append(diag.trace_unavailable(trace_path, exc))
         else:
             report["trace_path"] = str(written)
@@ -323,6 +335,30 @@ def profile_workload(
     if failure is not None:
         raise WorkloadError(failure, report)
     return report
+
+
+def _sessions(activities: list, trace_path: str | os.PathLike | None) -> SessionHarvest:
+    """Where a window's sessions go, one per profiled step (worker/step_sessions.py)."""
+    device_activity = _device_activity(activities)
+
+    def export_piece(profile: Any, piece: Path, events: Callable[[], list[RawEvent]]) -> bool:
+        return export_trace_atomically(profile, piece, events)[1]
+
+    return SessionHarvest(
+        lambda results: extract_raw_events(results, device_activity), trace_path, export_piece
+    )
+
+
+def _export_trace(recorded: _Recorded, trace_path: str | os.PathLike) -> tuple[Path, bool]:
+    """The trace at ``trace_path``: the profile's, or a window's sessions' merged; and
+    whether our writer had to rewrite any of it."""
+    sessions = recorded.sessions
+    if sessions is None or not sessions.sessions:
+        return export_trace_atomically(recorded.profile, trace_path, recorded.events)
+    try:
+        return sessions.merge_trace(), sessions.rewritten
+    finally:
+        sessions.discard()
 
 
 def _call_sites(
@@ -415,11 +451,17 @@ def _memory(recorded: _Recorded) -> MemoryBlock | None:
     from torchscan_tui.worker.allocations import allocations_of
 
     timed = [event for event in recorded.events if event.end_ns >= event.start_ns > 0]
-    if not timed or recorded.profile is None:
+    sessions = recorded.sessions
+    if not timed or (recorded.profile is None and sessions is None):
         return None
     start = min(event.start_ns for event in timed)
     end = max(event.end_ns for event in timed)
-    allocations = allocations_of(recorded.profile.profiler.kineto_results, start, end)
+    if sessions is not None:  # a session per step: each one's, taken as it ended
+        allocations = sessions.allocations
+        if allocations is not None:
+            allocations = [item for item in allocations if start <= item.time_ns <= end]
+    else:
+        allocations = allocations_of(recorded.profile.profiler.kineto_results, start, end)
     if not allocations:
         return None
     model = recorded.step_model
@@ -440,18 +482,30 @@ def _recorded(window: StepWindow, activities: list, windowed: bool) -> _Recorded
         own = step_model.host if step_model.source == FROM_PROFILER_STEPS else []
         window.adopt(own)
         # its trace is the one to export
-        return _Recorded(events, adopted.profile, profiler_steps(events, own), step_model, columns)
+        steps = profiler_steps(events, own)
+        return _Recorded(events, adopted.profile, steps, step_model, columns)
     if window.superseded:  # the script's profiler started and recorded nothing
         window.never_recorded()
     prof = window.profile
-    events = extract_raw_events(prof.profiler.kineto_results, _device_activity(activities))
+    sessions = window.sessions
+    if windowed and not window.superseded and sessions is not None and sessions.sessions:
+        # A session per step: the last is read as the others were, and let go before
+        # grouping (torch's results and every step's events were held at once before).
+        window.profile = None
+        sessions.take(prof)
+        prof = None
+        let_go()  # torch's results go now
+        events = sessions.events()
+    else:
+        events = extract_raw_events(prof.profiler.kineto_results, _device_activity(activities))
+        sessions = None
     if not windowed or window.superseded:
         return _Recorded(events, prof, [], None, None)
     columns = EventColumns.from_events(events)
     step_model = find_steps(columns, first_number=window.warmup + 1)
     window.time_steps(step_model.steps)
     events, steps = window_events(events)
-    return _Recorded(events, prof, steps, step_model, columns)
+    return _Recorded(events, prof, steps, step_model, columns, sessions)
 
 
 def _notes(

@@ -5,7 +5,9 @@ hook: the script is not edited), or one call of ``workload()``. One profiler run
 the start, so a script in which no step is ever seen is still profiled whole; as the
 W-th step ends a marker event opens the window, and as the (W+N)-th ends another closes
 it (the device's queue drained first), and the rows are made of the events between them
-(:func:`~torchscan_tui.analysis.profiler_events.window_events`). Once the window is
+(:func:`~torchscan_tui.analysis.profiler_events.window_events`). Inside the window, a
+session that has recorded enough is read and replaced by a fresh one at a step end, so
+torch never holds a big window's events at once (:mod:`.step_sessions`). Once the window is
 closed, :class:`WindowComplete` is raised out of the step that closed it (out of
 ``optimizer.step()``, past the script's ``except Exception``), which ends the script
 there: the cost of a profile is start-up plus W + N steps, not the whole job.
@@ -27,7 +29,7 @@ from types import FrameType
 from typing import Any
 
 from torchscan_tui.analysis import diagnostics as diag
-from torchscan_tui.analysis.profiler_events import STEP_END, WINDOW_END, WINDOW_START
+from torchscan_tui.analysis.profiler_events import STEP_END, STEP_START, WINDOW_END, WINDOW_START
 from torchscan_tui.analysis.records import Note
 from torchscan_tui.analysis.step_model import Step
 from torchscan_tui.common.text import exception_line
@@ -35,6 +37,7 @@ from torchscan_tui.formats.report_schema import StepsContext
 from torchscan_tui.worker.call_sites import SiteStep
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
+from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
 from torchscan_tui.worker.window_memory import WindowMemory
 
 # The step after the window, traced for call sites (worker/call_sites.py), records far
@@ -100,6 +103,9 @@ class StepWindow:
         # The step after the window, traced for call sites (worker/call_sites.py).
         self.site_step: SiteStep | None = None
         self.site_step_running = False
+        # Where each profiled step's own session goes once it is over (None: one session
+        # for the whole window): worker/step_sessions.py.
+        self.sessions: SessionHarvest | None = None
 
     def start(
         self,
@@ -129,7 +135,8 @@ class StepWindow:
             return  # the script's own profiler took over meanwhile
         self._settle()
         self.profile.stop()
-        self.profile = None  # the warm-up's events go now, before the window's come
+        self.profile = None
+        let_go()  # the warm-up's events go now, before the window's come
         self.profile = self._new_profile()
         self.profile.start()
         self.recorded_from_window = True
@@ -171,6 +178,8 @@ class StepWindow:
         self.memory.step_done()
         if done < self.steps and self.memory.room_for_another(done):
             self._mark(STEP_END)
+            if self.sessions is not None and self.memory.session_full():
+                self.defer(self._next_session)
         else:  # the last step, or the last one memory allows (WindowMemory)
             self._settle()
             self._mark(WINDOW_END)
@@ -183,6 +192,26 @@ class StepWindow:
                 return
             if not self.run_to_end:
                 raise WindowComplete
+
+    def _next_session(self) -> None:
+        """Between two profiled steps, once a session has recorded enough
+        (:meth:`WindowMemory.session_full`): it is stopped, taken (its events read, its
+        trace written aside) and let go; the next step gets a fresh one, so torch holds
+        one session's events at a time. Never inside a step's profiler range (see
+        :attr:`defer`)."""
+        if not self.profiling or self.superseded or self.sessions is None:
+            return
+        self._settle()
+        self.profile.stop()
+        finished, self.profile = self.profile, None
+        self.sessions.take(finished)
+        del finished
+        let_go()  # torch's results for the step
+        self.memory.session_taken()
+        self.profile = self._new_profile()
+        self.profile.start()
+        self._mark(STEP_START)
+        self._last = self._clock()  # the time taken to read the step is no step's
 
     def _site_step_follows(self) -> bool:
         """Whether one more step runs, traced for call sites: not when memory cut the

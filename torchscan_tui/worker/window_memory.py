@@ -28,6 +28,17 @@ from torchscan_tui.formats.report_schema import WindowMemoryFigures
 BUDGET_VARIABLE = "TORCHSCAN_WORKER_MEMORY"
 # The worker's peak growth over its growth while recording (see the module's docstring).
 PEAK_PER_RECORDED = 16.0
+# With a session per step (worker/step_sessions.py), measured the same way: a session's
+# peak while it is read, over its own recording (torch's results for one step), and what
+# its events and allocations hold once read, over the same. At 1.19M events in three
+# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.03 GB.
+SESSION_PEAK_PER_RECORDED = 15.0
+HELD_PER_RECORDED = 1.5
+# A session is read and a fresh one started at the first step end past this much
+# recording (~60k events, ~0.25 GB of torch's results): below it, reading a session (a
+# full collection, torch stopped and started: ~0.15 s whatever its size) costs more than
+# it saves, and a script timing its own steps would see that pause between them.
+SESSION_BYTES = 16 << 20
 SHARE_OF_AVAILABLE = 0.5
 _SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
@@ -89,6 +100,11 @@ class WindowMemory:
     baseline: int | None = None
     recorded: int = 0  # growth while recording, up to the last step
     cut_after: int | None = None  # the window was cut after this many steps
+    # A session per step: each is read and let go as the next starts (step_sessions).
+    per_step_sessions: bool = False
+    held: int = 0  # growth once the last session was read: its events, as kept
+    _recorded_before: int = 0  # the recording of the sessions read before
+    steps_done: int = 0
 
     @classmethod
     def from_environment(cls) -> WindowMemory:
@@ -100,20 +116,43 @@ class WindowMemory:
 
     def step_done(self) -> None:
         """After a profiled step: what recording has grown the process by."""
+        self.steps_done += 1
         now = self.read_resident()
         if self.baseline is not None and now is not None:
-            self.recorded = max(now - self.baseline, 0)
+            self.recorded = self._recorded_before + max(now - self.baseline - self.held, 0)
+
+    def session_full(self) -> bool:
+        """Whether the session recording now has recorded enough to be read (a session
+        per step: :data:`SESSION_BYTES`)."""
+        return self.per_step_sessions and self.recorded - self._recorded_before >= SESSION_BYTES
+
+    def session_taken(self) -> None:
+        """A step's session was read and let go: what its events hold from now on."""
+        now = self.read_resident()
+        if self.baseline is not None and now is not None:
+            self.held = max(now - self.baseline, 0)
+            self._recorded_before = self.recorded
 
     def room_for_another(self, steps_done: int) -> bool:
         """After ``steps_done`` profiled steps (:meth:`step_done` called): would one more
         stay within the budget at the worker's peak?"""
         if self.budget is None or self.baseline is None or steps_done < 1:
             return True
-        per_step = self.recorded / steps_done
-        if (self.recorded + per_step) * PEAK_PER_RECORDED <= self.budget:
+        if self._peak_with(steps_done + 1, steps_done) <= self.budget:
             return True
         self.cut_after = steps_done
         return False
+
+    def _peak_with(self, steps: int, steps_done: int) -> float:
+        """The worker's growth at its peak for ``steps`` steps like those done so far:
+        one session, all of them grouped at once; sessions of :data:`SESSION_BYTES` or a
+        step (what is more), the last one read while the others' events are held."""
+        per_step = self.recorded / max(steps_done, 1)
+        if not self.per_step_sessions:
+            return steps * per_step * PEAK_PER_RECORDED
+        session = min(steps * per_step, SESSION_BYTES + per_step)
+        held = (steps * per_step - session) * HELD_PER_RECORDED
+        return held + session * SESSION_PEAK_PER_RECORDED
 
     def room_for(self, more: float) -> bool:
         """Whether ``more`` bytes of recording would stay within the budget at the
@@ -124,7 +163,7 @@ class WindowMemory:
 
     def projected_peak(self) -> int:
         """The worker's growth at its peak that the steps recorded so far predict."""
-        return int(self.recorded * PEAK_PER_RECORDED)
+        return int(self._peak_with(self.steps_done, self.steps_done))
 
     def figures(self) -> WindowMemoryFigures:
         """What the report says of it; ``peak_rss``: the worker's peak so far (asked for

@@ -1,0 +1,180 @@
+"""Issue 31: a window recorded as one profiler session per step, each read and let go.
+
+A window of three op-dense steps (1.19M events) took the worker to 4.96 GB, torch's own
+results for every event held at once; with a session per step it peaks at 1.90 GB
+(benchmarks/window_memory.py). Real torch throughout: the sessions' rows, steps, memory
+and merged trace against what the window's steps did, and torch's results let go."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import weakref
+from collections import Counter
+
+import pytest
+import torch
+
+from torchscan_tui.analysis.profiler_events import STEP_END, STEP_START, WINDOW_START
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.worker import step_sessions, window_memory
+from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.step_sessions import SessionHarvest, merge_traces
+from torchscan_tui.worker.steps import StepWindow, call_steps
+from torchscan_tui.worker.window_memory import (
+    HELD_PER_RECORDED,
+    SESSION_PEAK_PER_RECORDED,
+    WindowMemory,
+)
+
+MB = 1 << 20
+ADDS_PER_STEP = 50
+
+
+@pytest.fixture(autouse=True)
+def a_session_per_step(monkeypatch):
+    """Sessions are read once they record SESSION_BYTES (16 MiB: ~60k events); these
+    steps are small, so each step is made a session of its own."""
+    monkeypatch.setattr(window_memory, "SESSION_BYTES", 0)
+
+
+def a_step() -> None:
+    y = torch.ones(16, 16)
+    for _ in range(ADDS_PER_STEP):
+        y = y + 1
+    torch.mm(y, y)
+
+
+def windowed(steps: int, **kwargs):
+    window = StepWindow(1, steps)
+    return profile_workload(call_steps(a_step, window), window=window, call_sites=False, **kwargs)
+
+
+def test_each_step_is_its_own_session_and_the_rows_hold_every_step(tmp_path, monkeypatch):
+    taken = []
+    original = SessionHarvest.take
+
+    def take(self, profile):
+        taken.append(weakref.ref(profile.profiler.kineto_results))
+        original(self, profile)
+
+    monkeypatch.setattr(SessionHarvest, "take", take)
+    report = windowed(3)
+    assert len(taken) == 3  # two between the steps, the last once the window is closed
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["aten::mm"] == 3 and calls["aten::add"] == 3 * ADDS_PER_STEP
+    steps = report["context"]["steps"]
+    assert steps["profiled"] == 3 and len(steps["step_seconds"]) == 3
+    spread = next(r for r in report["operators"] if r["operator"] == "aten::mm")
+    assert spread["cpu_self_seconds_per_step"]["steps"] == 3
+    # torch's results of each session are gone once it is read (a cycle held them to
+    # the next full collection: 1.1 GB at 396k events)
+    assert all(ref() is None for ref in taken)
+
+
+def test_the_time_taken_to_read_a_step_is_no_steps(monkeypatch):
+    """The next session starts after the last was read (seconds, for big steps): each
+    step is timed from its own session's start marker, not from the step end before."""
+    original = SessionHarvest.take
+
+    def slow_take(self, profile):
+        original(self, profile)
+        time.sleep(0.6)
+
+    monkeypatch.setattr(SessionHarvest, "take", slow_take)
+    report = windowed(3)
+    seconds = report["context"]["steps"]["step_seconds"]
+    assert len(seconds) == 3 and max(seconds) < 0.5, seconds
+    overview = report["overview"]
+    assert overview is not None
+    assert all(step["seconds"] < 0.5 for step in overview["steps"]), overview["steps"]
+
+
+def test_the_merged_trace_is_every_sessions_and_reopens_to_the_same_rows(tmp_path):
+    trace = tmp_path / "window.json"
+    report = windowed(3, trace_path=trace)
+    assert report["trace_path"] == str(trace)
+    assert oct(os.stat(trace).st_mode & 0o777) == oct(0o600)
+    document = json.loads(trace.read_text())
+    assert document["traceName"] == str(trace)
+    names = Counter(event.get("name") for event in document["traceEvents"])
+    assert names[WINDOW_START] == 1 and names[STEP_END] == 2 and names[STEP_START] == 2
+    assert names["aten::mm"] == 3 and names["aten::add"] == 3 * ADDS_PER_STEP
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".torchscan-steps-")]
+    reopened, _ = open_profile(trace)
+    calls = Counter()
+    for row in reopened["operators"]:
+        calls[row["operator"]] += row["calls"]
+    assert calls["aten::mm"] == 3 and calls["aten::add"] == 3 * ADDS_PER_STEP
+
+
+def test_the_memory_timeline_holds_every_sessions_allocations():
+    report = windowed(3)
+    memory = report["memory"]
+    assert memory is not None
+    (cpu,) = [d for d in memory["devices"] if d["device"] == "cpu"]
+    # each step's 51 results of 16x16 floats: allocated in each session, all three seen
+    assert cpu["allocations"] >= 3 * (ADDS_PER_STEP + 1), cpu
+
+
+def test_pieces_merge_in_order_with_the_first_pieces_fields(tmp_path):
+    pieces = []
+    for index, events in enumerate(([{"name": "a", "ts": 1}], [], [{"name": "b", "ts": 2}])):
+        piece = tmp_path / f"p{index}.json"
+        fields = {"schemaVersion": 1, "traceName": str(piece), "baseTimeNanoseconds": index}
+        piece.write_text(json.dumps({**fields, "traceEvents": events}))
+        pieces.append(piece)
+    merged = tmp_path / "merged.json"
+    with open(merged, "wb") as out:
+        merge_traces(pieces, out, merged)
+    document = json.loads(merged.read_text())
+    assert document["traceEvents"] == [{"name": "a", "ts": 1}, {"name": "b", "ts": 2}]
+    assert document["schemaVersion"] == 1 and document["baseTimeNanoseconds"] == 0
+    assert document["traceName"] == str(merged)
+
+
+def test_small_steps_share_a_session_until_it_has_recorded_enough(monkeypatch):
+    monkeypatch.setattr(window_memory, "SESSION_BYTES", 64 * MB)  # the readings: 40, then 80 MB
+    taken = []
+    original = SessionHarvest.take
+    monkeypatch.setattr(
+        SessionHarvest, "take", lambda self, p: (taken.append(1), original(self, p))
+    )
+    report = windowed(3)  # three small steps: one session, no pause between them
+    assert taken == [] and report["context"]["steps"]["profiled"] == 3
+    readings = iter([0, 40 * MB, 80 * MB, 82 * MB, 122 * MB])
+    memory = WindowMemory(None, "test", lambda: next(readings), per_step_sessions=True)
+    memory.window_opens()
+    memory.step_done()
+    assert not memory.session_full()  # 40 MB recorded
+    memory.step_done()
+    assert memory.session_full()  # 80 MB
+    memory.session_taken()
+    memory.step_done()
+    assert memory.recorded == 120 * MB and not memory.session_full()  # 40 MB in the new one
+
+
+def test_a_session_per_step_projects_one_step_read_beside_the_others_held():
+    readings = iter([0, 10 * MB, 12 * MB, 22 * MB, 24 * MB, 34 * MB])
+    memory = WindowMemory(None, "test", lambda: next(readings), per_step_sessions=True)
+    memory.window_opens()
+    memory.step_done()  # 10 MB recorded in the first session
+    memory.session_taken()  # its events hold 12 MB
+    memory.step_done()  # the second session recorded 10 MB more
+    assert memory.recorded == 20 * MB and memory.held == 12 * MB
+    expected = (2 * HELD_PER_RECORDED + SESSION_PEAK_PER_RECORDED) * 10 * MB
+    assert memory._peak_with(3, 2) == expected
+    memory.budget = int(expected) - 1
+    assert not memory.room_for_another(2) and memory.cut_after == 2
+
+
+def test_a_trace_that_cannot_be_written_leaves_the_rows_and_says_why(tmp_path, monkeypatch):
+    def full_disk(*args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(step_sessions.SessionHarvest, "write_piece", full_disk)
+    report = windowed(2, trace_path=tmp_path / "t.json")
+    assert report.get("trace_path") is None
+    assert any(n["code"] == "trace_unavailable" for n in report["diagnostics"])
+    assert {row["operator"] for row in report["operators"]} >= {"aten::mm", "aten::add"}

@@ -1,0 +1,194 @@
+"""A window recorded in profiler sessions of a step or more, each read and let go (issue 31).
+
+torch holds every event of a profile until the profile is gone: at its stop it builds
+its results for all of them, and reading them doubles that. A window of three op-dense
+steps (1.19M events) took the worker to 4.96 GB, 4.60 GB of it torch's own. So at a step
+end, once the session has recorded enough (``window_memory.SESSION_BYTES``: small steps
+share one), the session is stopped, what the report needs of it is taken (its events as
+grouping reads them, its allocations, its trace as a file aside), and it is let go before
+the next step starts a fresh one: torch then holds one session's events at a time
+(benchmarks/window_memory.py: 1.90 GB at the same size). A session's events wait for the
+others marshalled (~60 bytes an event, not the ~650 their objects held among the gaps
+torch's freed ones left), and become events again once every session is read.
+
+Nothing of the workload runs between two sessions, but the time taken to read one
+(seconds, for hundreds of thousands of events) is not profiled: each session after the
+first begins with a ``STEP_START`` marker, from which its step is timed
+(analysis/step_model.py), and the merged trace shows the gap.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from torchscan_tui.common.memory import return_free_memory
+from torchscan_tui.formats.atomic import write_atomically
+
+if TYPE_CHECKING:
+    from torchscan_tui.analysis.memory_timeline import Allocation
+    from torchscan_tui.analysis.profiler_events import RawEvent
+
+# Every time there is: a session's allocations are cut to the window later.
+ALL_TIME = (0, 2**63 - 1)
+EVENTS_PER_WRITE = 20_000  # trace events copied into the merged file at a time
+EVENTS_PER_CHUNK = 50_000  # events marshalled at once (their plain tuples made per chunk)
+
+
+def let_go() -> None:
+    """After a session is dropped: its results freed and their pages handed back. torch's
+    profile holds itself in a cycle, so its results waited for a full collection (the
+    next session's stop found them still held: 1.1 GB at 396k events)."""
+    gc.collect()
+    return_free_memory()
+
+
+class SessionHarvest:
+    """What each finished session of a window left, gathered as the window goes.
+
+    ``extract`` reads a session's events (``extract_raw_events``); ``trace_path``: where
+    the window's trace goes at the end (None: no trace wanted, none is written aside).
+    """
+
+    def __init__(
+        self,
+        extract: Callable[[Any], list[RawEvent]],
+        trace_path: str | os.PathLike | None,
+        export: Callable[[Any, Path, Callable[[], list[RawEvent]]], bool],
+    ):
+        self._extract = extract
+        # Writes a session's trace to a path, given its events on demand (for our own
+        # writer, where torch's file is no JSON); True: our writer's.
+        self._export = export
+        self._trace_path = Path(trace_path) if trace_path is not None else None
+        self._events: list[list[bytes]] = []  # each session's, marshalled in chunks
+        self.allocations: list[Allocation] | None = []
+        self.pieces: list[Path] = []
+        self.rewritten = False  # a piece's trace was rewritten by our writer
+        self.trace_failure: Exception | None = None
+        self.sessions = 0
+        self._directory: Path | None = None
+
+    def take(self, profile: Any) -> None:
+        """A stopped session's events, allocations and trace; the caller lets it go."""
+        self.sessions += 1
+        events = self._extract(profile.profiler.kineto_results)
+        chunks = [
+            marshal.dumps([tuple(event) for event in events[first : first + EVENTS_PER_CHUNK]])
+            for first in range(0, len(events), EVENTS_PER_CHUNK)
+        ]
+        self._events.append(chunks)
+        del events  # before torch's event tree is walked, then its trace written
+        self._take_allocations(profile)
+        if self._trace_path is not None and self.trace_failure is None:
+            try:
+                self.write_piece(profile, lambda: _unmarshalled(chunks))
+            except (OSError, ValueError) as exc:  # the rows still count (a full disk)
+                self.trace_failure = exc
+
+    def events(self) -> list[RawEvent]:
+        """Every session's events, in order (once: they are let go as they are read)."""
+        events: list[RawEvent] = []
+        while self._events:
+            events.extend(_unmarshalled(self._events.pop(0)))
+        return events
+
+    def _take_allocations(self, profile: Any) -> None:
+        from torchscan_tui.worker.allocations import allocations_of
+
+        if self.allocations is None:
+            return  # a session before had too many to walk: the timeline would be partial
+        found = allocations_of(profile.profiler.kineto_results, *ALL_TIME)
+        if found is None:
+            self.allocations = None
+        else:
+            self.allocations.extend(found)
+
+    def write_piece(self, profile: Any, events: Callable[[], list[RawEvent]]) -> None:
+        """This session's trace, as the next piece of the window's."""
+        assert self._trace_path is not None
+        if self._directory is None:  # beside the destination: one file system, its room
+            parent = self._trace_path.parent if str(self._trace_path.parent) else Path(".")
+            self._directory = Path(tempfile.mkdtemp(prefix=".torchscan-steps-", dir=parent))
+        piece = self._directory / f"step-{len(self.pieces)}.json"
+        self.rewritten |= self._export(profile, piece, events)
+        self.pieces.append(piece)
+
+    def merge_trace(self) -> Path:
+        """The pieces as one trace at the destination, written atomically."""
+        assert self._trace_path is not None
+        if self.trace_failure is not None:
+            raise self.trace_failure
+        destination = self._trace_path
+        write_atomically(destination, lambda out: merge_traces(self.pieces, out, destination),
+                         overwrite=True, mode=0o600)  # fmt: skip
+        return destination
+
+    def discard(self) -> None:
+        """The pieces' directory, gone (after the merge, or when none is made)."""
+        if self._directory is not None:
+            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory = None
+
+
+def _unmarshalled(chunks: list[bytes]) -> list[RawEvent]:
+    from torchscan_tui.analysis.profiler_events import RawEvent
+
+    events: list[RawEvent] = []
+    for chunk in chunks:
+        events.extend(map(RawEvent._make, marshal.loads(chunk)))
+    return events
+
+
+class _Header(msgspec.Struct):
+    """A trace file's top-level fields, each as its text; its events one by one."""
+
+    traceEvents: list[msgspec.Raw] = []  # noqa: N815 - Kineto's name
+
+
+def _top_level(data: bytes) -> dict[str, msgspec.Raw]:
+    return msgspec.json.decode(data, type=dict[str, msgspec.Raw])
+
+
+def _events_of(data: bytes) -> list[msgspec.Raw]:
+    return msgspec.json.decode(data, type=_Header).traceEvents
+
+
+def _in_parts(events: list[msgspec.Raw]) -> Iterator[bytes]:
+    for first in range(0, len(events), EVENTS_PER_WRITE):
+        yield b",\n".join(events[first : first + EVENTS_PER_WRITE])
+
+
+def merge_traces(pieces: list[Path], out: Any, destination: Path) -> None:
+    """Write one Chrome trace of ``pieces`` (each a session's, in order) to ``out``: the
+    first piece's top-level fields (its ``traceName`` the destination's), then every
+    piece's events in order. One piece is read at a time; the times need no shifting
+    (Kineto writes them from one base for the whole process)."""
+    head = _top_level(pieces[0].read_bytes()) if pieces else {}
+    out.write(b"{")
+    for key, value in head.items():
+        if key == "traceEvents":
+            continue
+        if key == "traceName":
+            value = msgspec.Raw(msgspec.json.encode(str(destination)))
+        out.write(msgspec.json.encode(key) + b": " + bytes(value) + b",\n")
+    del head
+    out.write(b'"traceEvents": [\n')
+    written = False
+    for piece in pieces:
+        events = _events_of(piece.read_bytes())
+        for part in _in_parts(events):
+            if written:
+                out.write(b",\n")
+            out.write(part)
+            written = True
+        del events
+    out.write(b"\n]}\n")
