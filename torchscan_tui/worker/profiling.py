@@ -332,6 +332,8 @@ def profile_workload(
             report["trace_path"] = str(written)
             if used_fallback:
                 notes.append(diag.trace_rewritten())
+    if window.sessions is not None:  # pieces of a trace not merged (a script's own window)
+        window.sessions.discard()
     if failure is not None:
         raise WorkloadError(failure, report)
     return report
