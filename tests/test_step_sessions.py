@@ -178,3 +178,13 @@ def test_a_trace_that_cannot_be_written_leaves_the_rows_and_says_why(tmp_path, m
     assert report.get("trace_path") is None
     assert any(n["code"] == "trace_unavailable" for n in report["diagnostics"])
     assert {row["operator"] for row in report["operators"]} >= {"aten::mm", "aten::add"}
+
+
+def test_the_header_says_collecting_while_a_session_is_read_then_the_step_again():
+    said = []
+    window = StepWindow(0, 3, on_step=lambda done, of: said.append(("step", done, of)))
+    window.on_reading = lambda: said.append(("collecting",))
+    profile_workload(call_steps(a_step, window), window=window, call_sites=False)
+    assert said == [("step", 1, 3), ("collecting",), ("step", 1, 3),
+                    ("step", 2, 3), ("collecting",), ("step", 2, 3),
+                    ("step", 3, 3)]  # fmt: skip

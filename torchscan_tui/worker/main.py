@@ -180,6 +180,7 @@ def run(args: argparse.Namespace, channel: ChannelWriter) -> int:
         channel.send(PhaseMessage("profiling", done, of))
 
     window, undo_hook, fn_to_profile = step_window(args, description, call, step_progress)
+    window.on_reading = lambda: progress("collecting")  # a session, between two steps
     adopter.attach(window)
 
     def send_rows(report: Report) -> None:

@@ -495,8 +495,8 @@ def _recorded(window: StepWindow, activities: list, windowed: bool) -> _Recorded
         # grouping (torch's results and every step's events were held at once before).
         window.profile = None
         sessions.take(prof)
+        let_go(prof)  # torch's results go now
         prof = None
-        let_go()  # torch's results go now
         events = sessions.events()
     else:
         events = extract_raw_events(prof.profiler.kineto_results, _device_activity(activities))

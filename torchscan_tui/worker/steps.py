@@ -81,6 +81,8 @@ class StepWindow:
         self.adopted = False
         self._clock = clock
         self._on_step = on_step  # progress: steps done, of warm-up + profiled
+        # Said as a session is read between two steps (seconds, for a big one).
+        self.on_reading: Callable[[], None] = lambda: None
         self.profile: Any = None
         self.seen = 0  # steps seen, warm-up included
         self.step_seconds: list[float] = []  # each profiled step's wall time
@@ -135,8 +137,8 @@ class StepWindow:
             return  # the script's own profiler took over meanwhile
         self._settle()
         self.profile.stop()
+        let_go(self.profile)  # the warm-up's events go now, before the window's come
         self.profile = None
-        let_go()  # the warm-up's events go now, before the window's come
         self.profile = self._new_profile()
         self.profile.start()
         self.recorded_from_window = True
@@ -201,16 +203,17 @@ class StepWindow:
         :attr:`defer`)."""
         if not self.profiling or self.superseded or self.sessions is None:
             return
+        self.on_reading()
         self._settle()
         self.profile.stop()
         finished, self.profile = self.profile, None
         self.sessions.take(finished)
-        del finished
-        let_go()  # torch's results for the step
+        let_go(finished)  # torch's results for the step
         self.memory.session_taken()
         self.profile = self._new_profile()
         self.profile.start()
         self._mark(STEP_START)
+        self._on_step(self.seen, self.warmup + self.steps)  # profiling again
         self._last = self._clock()  # the time taken to read the step is no step's
 
     def _site_step_follows(self) -> bool:
