@@ -6,6 +6,7 @@ import html
 import re
 
 from replay import replay_source
+from textual.widgets import Static
 
 from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent
 from torchscan_tui.analysis.step_model import find_steps
@@ -73,3 +74,6 @@ async def test_o_says_the_start_up_the_window_never_sees(until):
         await until(pilot, lambda: "What to try" in screen_text(app))
         text = screen_text(app)
         assert "Before the steps: about 4.1 s before the first step (import torch 2.3 s)" in text
+        # a line of its own, not a line break drawn as \x0a (in tmux, 2026-12-02)
+        title = str(app.screen.query_one("#chart-title", Static).render())
+        assert "\\x0a" not in title and title.splitlines()[1].startswith("Before the steps")

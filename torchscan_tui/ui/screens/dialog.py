@@ -7,9 +7,11 @@ is the container with the ``dialog-box`` class, sized by the screen's own CSS.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TypeVar
 
 from rich.console import RenderableType
+from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -41,13 +43,16 @@ class DrawnDialog(Dialog[None]):
     """A dialog that shows a title and one drawing made to its width, drawn again when
     the terminal is resized: the step overview (o) and the memory view (M)."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self, title: str | Sequence[str]) -> None:
+        """``title``: its line, or its lines (each shown literally: a line break inside
+        one is shown as ``\\x0a``, as any control character of outside text is)."""
         super().__init__()
-        self.title_text = title
+        self.title_lines = (title,) if isinstance(title, str) else tuple(title)
 
     def compose(self) -> ComposeResult:
+        title = Text("\n").join(literal(line, "bold") for line in self.title_lines)
         with VerticalScroll(id="chart-dialog", classes="dialog-box"):
-            yield Static(literal(self.title_text, "bold"), id="chart-title")
+            yield Static(title, id="chart-title")
             yield Static(id="chart-body")
 
     def on_mount(self) -> None:

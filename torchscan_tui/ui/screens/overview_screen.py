@@ -8,7 +8,7 @@ without colour, over SSH too) as well as one colour.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -87,7 +87,7 @@ def draw_overview(overview: Mapping[str, Any], width: int) -> RenderableType:
 class OverviewScreen(DrawnDialog):
     BINDINGS = [Binding("escape,q,o", "dismiss", "Close", tooltip="Back to the operators")]
 
-    def __init__(self, overview: Mapping[str, Any], title: str):
+    def __init__(self, overview: Mapping[str, Any], title: str | Sequence[str]):
         super().__init__(title)
         self.overview = overview
 

@@ -59,10 +59,10 @@ class ProfileViews(ProfileBase):
 
         overview = self.state.overview or {}
         line = step_line(self.state.context)
-        title = f"Step overview: {line}" if line else "Step overview"
+        title = [f"Step overview: {line}" if line else "Step overview"]
         startup = startup_words((self.state.report or {}).get("run"))
         if startup is not None:  # what the window never sees, from the peak pass
-            title += f"\nBefore the steps: {startup.replace('the first', 'the first step')}"
+            title.append(f"Before the steps: {startup.replace('the first', 'the first step')}")
         self.app.push_screen(OverviewScreen(overview, title))
 
     def action_memory(self) -> None:
