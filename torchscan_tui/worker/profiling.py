@@ -340,7 +340,7 @@ def profile_workload(
 
 
 def _sessions(activities: list, trace_path: str | os.PathLike | None) -> SessionHarvest:
-    """Where a window's sessions go, one per profiled step (worker/step_sessions.py)."""
+    """Where a window's sessions go, each of a step or more (worker/step_sessions.py)."""
     device_activity = _device_activity(activities)
 
     def export_piece(profile: Any, piece: Path, events: Callable[[], list[RawEvent]]) -> bool:
@@ -491,8 +491,8 @@ def _recorded(window: StepWindow, activities: list, windowed: bool) -> _Recorded
     prof = window.profile
     sessions = window.sessions
     if windowed and not window.superseded and sessions is not None and sessions.sessions:
-        # A session per step: the last is read as the others were, and let go before
-        # grouping (torch's results and every step's events were held at once before).
+        # Sessions: the last is read as the others were, and let go before grouping
+        # (torch's results and every step's events were held at once before).
         window.profile = None
         sessions.take(prof)
         let_go(prof)  # torch's results go now

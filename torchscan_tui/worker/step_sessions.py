@@ -11,8 +11,8 @@ the next step starts a fresh one: torch then holds one session's events at a tim
 others marshalled (~60 bytes an event, not the ~650 their objects held among the gaps
 torch's freed ones left), and become events again once every session is read.
 
-Nothing of the workload runs between two sessions, but the time taken to read one
-(seconds, for hundreds of thousands of events) is not profiled: each session after the
+The script waits at the step end while a session is read (seconds, for hundreds of
+thousands of events; a thread of its own runs on, unprofiled): each session after the
 first begins with a ``STEP_START`` marker, from which its step is timed
 (analysis/step_model.py), and the merged trace shows the gap.
 """

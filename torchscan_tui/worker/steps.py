@@ -105,8 +105,8 @@ class StepWindow:
         # The step after the window, traced for call sites (worker/call_sites.py).
         self.site_step: SiteStep | None = None
         self.site_step_running = False
-        # Where each profiled step's own session goes once it is over (None: one session
-        # for the whole window): worker/step_sessions.py.
+        # Where each session of the window goes once it is read (None: one session for
+        # the whole window): worker/step_sessions.py.
         self.sessions: SessionHarvest | None = None
 
     def start(
@@ -138,7 +138,6 @@ class StepWindow:
         self._settle()
         self.profile.stop()
         let_go(self.profile)  # the warm-up's events go now, before the window's come
-        self.profile = None
         self.profile = self._new_profile()
         self.profile.start()
         self.recorded_from_window = True

@@ -28,16 +28,16 @@ from torchscan_tui.formats.report_schema import WindowMemoryFigures
 BUDGET_VARIABLE = "TORCHSCAN_WORKER_MEMORY"
 # The worker's peak growth over its growth while recording (see the module's docstring).
 PEAK_PER_RECORDED = 16.0
-# With a session per step (worker/step_sessions.py), measured the same way: a session's
-# peak while it is read, over its own recording (torch's results for one step), and what
-# its events and allocations hold once read, over the same. At 1.19M events in three
-# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.03 GB.
+# With sessions of a step or more (worker/step_sessions.py), measured the same way: a
+# session's peak while it is read, over its own recording (torch's results for it), and
+# what its events and allocations hold once read, over the same. At 1.19M events in three
+# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.26 GB.
 SESSION_PEAK_PER_RECORDED = 15.0
 HELD_PER_RECORDED = 1.5
 # A session is read and a fresh one started at the first step end past this much
-# recording (~60k events, ~0.25 GB of torch's results): below it, reading a session (a
-# full collection, torch stopped and started: ~0.15 s whatever its size) costs more than
-# it saves, and a script timing its own steps would see that pause between them.
+# recording (~60k events, ~0.25 GB of torch's results): below it, the pause between two
+# steps (torch stopped and started, its results freed, a trace piece written and merged
+# later) costs more than it saves, and a script timing its own steps would see it.
 SESSION_BYTES = 16 << 20
 SHARE_OF_AVAILABLE = 0.5
 _SUFFIXES = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
@@ -100,7 +100,7 @@ class WindowMemory:
     baseline: int | None = None
     recorded: int = 0  # growth while recording, up to the last step
     cut_after: int | None = None  # the window was cut after this many steps
-    # A session per step: each is read and let go as the next starts (step_sessions).
+    # Sessions of a step or more, each read and let go before the next (step_sessions).
     per_step_sessions: bool = False
     held: int = 0  # growth once the last session was read: its events, as kept
     _recorded_before: int = 0  # the recording of the sessions read before
@@ -127,7 +127,7 @@ class WindowMemory:
         return self.per_step_sessions and self.recorded - self._recorded_before >= SESSION_BYTES
 
     def session_taken(self) -> None:
-        """A step's session was read and let go: what its events hold from now on."""
+        """A session was read and let go: what its events hold from now on."""
         now = self.read_resident()
         if self.baseline is not None and now is not None:
             self.held = max(now - self.baseline, 0)
