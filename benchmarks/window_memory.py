@@ -4,8 +4,9 @@ Each run is a fresh process (``ru_maxrss`` is a process's lifetime peak) that pr
 window of op-dense steps with ``profile_workload`` (a step of N small additions: about
 11 events each, shapes and memory recorded) and prints what the window's memory figures
 say: what recording grew the process by, and the process's peak over its size when the
-window opened. Their ratio is ``window_memory.PEAK_PER_RECORDED``: the window ends early
-when the steps recorded so far, times that, would pass the worker's memory budget.
+window opened, beside the peak the window's budget check projects from the recording
+(``WindowMemory.projected_peak``: the window ends early when one more step would pass
+the worker's memory budget), and their ratio (at most 1: the projection is safe).
 
 Beside it, the floor: torch's own profiler over the same steps, as the window records
 them, with nothing of ours (what any tool that reads torch's results starts from).
@@ -96,7 +97,7 @@ def main() -> None:
         projected = model.projected_peak()  # what the window's budget check assumed
         print(f"{figures['events']:>9} events: recorded {memory['recorded_bytes'] / 1e6:8.1f} MB,"
               f" peak growth {peak_growth / 1e6:8.1f} MB, projected {projected / 1e6:8.1f} MB:"
-              f" measured / projected {peak_growth / max(projected, 1):5.2f}")  # fmt: skip
+              f" ratio measured / projected {peak_growth / max(projected, 1):5.2f}")  # fmt: skip
         floor = run_child(TORCH_ONLY, ops, args.steps)
         print(f"{floor['events']:>9} events, torch's profiler alone: peak growth"
               f" {floor['stopped'] / 1e6:8.1f} MB at its stop, {floor['read'] / 1e6:8.1f} MB"

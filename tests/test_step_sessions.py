@@ -15,6 +15,7 @@ from collections import Counter
 
 import pytest
 import torch
+from conftest import torchscan
 
 from torchscan_tui.analysis.profiler_events import STEP_END, STEP_START, WINDOW_START
 from torchscan_tui.formats.opening import open_profile
@@ -188,3 +189,34 @@ def test_the_header_says_collecting_while_a_session_is_read_then_the_step_again(
     assert said == [("step", 1, 3), ("collecting",), ("step", 1, 3),
                     ("step", 2, 3), ("collecting",), ("step", 2, 3),
                     ("step", 3, 3)]  # fmt: skip
+
+
+@pytest.mark.slow
+def test_the_command_reads_a_big_window_in_sessions_and_its_trace_reopens_to_its_rows(
+    workloads, tmp_path
+):
+    """The real command on steps of 9000 small ops (~99k events, ~28 MB recorded: past
+    SESSION_BYTES, so a session per step), with its trace: the rows hold every step, the
+    steps are timed without the reads between them, and the merged trace reopens to the
+    same calls."""
+    no_budget = {"TORCHSCAN_WORKER_MEMORY": "1T"}  # measure, never cut
+    out, trace = tmp_path / "r.json", tmp_path / "t.json"
+    result = torchscan(workloads / "op_dense.py", "--json", out, "--trace", trace,
+                       "--warmup", "1", "--steps", "3", "--rss-steps", "1", "--",
+                       "--ops", "9000", "--steps", "5", env=no_budget)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr.count("collecting its events") >= 2  # between steps, and at the end
+    report = json.loads(out.read_text())
+    calls = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls["Optimizer.step#SGD.step"] == 3 and calls["AddBackward0"] == 3 * 9000
+    steps = report["context"]["steps"]
+    assert steps["profiled"] == 3 and steps["memory"]["recorded_bytes"] > 2 * 16 * MB
+    names = Counter(e.get("name") for e in json.loads(trace.read_text())["traceEvents"])
+    assert names[STEP_START] == 2  # three sessions
+    again = torchscan(trace, "--json", tmp_path / "again.json")
+    assert again.returncode == 0, again.stderr
+    reopened = json.loads((tmp_path / "again.json").read_text())["operators"]
+    by_name = Counter()
+    for row in reopened:
+        by_name[row["operator"]] += row["calls"]
+    assert by_name["Optimizer.step#SGD.step"] == 3 and by_name["AddBackward0"] == 3 * 9000
