@@ -220,3 +220,16 @@ def test_the_command_reads_a_big_window_in_sessions_and_its_trace_reopens_to_its
     for row in reopened:
         by_name[row["operator"]] += row["calls"]
     assert by_name["Optimizer.step#SGD.step"] == 3 and by_name["AddBackward0"] == 3 * 9000
+
+
+def test_an_event_tree_that_cannot_be_read_leaves_no_timeline_and_no_error(monkeypatch):
+    """A session is read inside the script's step end: torch's event tree failing there
+    (another torch version) must not raise into the script."""
+    import torchscan_tui.worker.allocations as allocations
+
+    def unreadable(*args):
+        raise RuntimeError("no tree in this torch")
+
+    monkeypatch.setattr(allocations, "allocations_of", unreadable)
+    report = windowed(3)
+    assert report["memory"] is None and report["context"]["steps"]["profiled"] == 3

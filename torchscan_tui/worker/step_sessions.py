@@ -111,7 +111,12 @@ class SessionHarvest:
 
         if self.allocations is None:
             return  # a session before had too many to walk: the timeline would be partial
-        found = allocations_of(profile.profiler.kineto_results, *ALL_TIME)
+        try:
+            found = allocations_of(profile.profiler.kineto_results, *ALL_TIME)
+        except (AttributeError, RuntimeError, TypeError, ValueError):
+            # A torch whose event tree reads otherwise: no timeline, rather than an error
+            # raised into the script's step (this runs there, between two steps).
+            found = None
         if found is None:
             self.allocations = None
         else:
