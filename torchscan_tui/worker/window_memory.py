@@ -182,12 +182,19 @@ class WindowMemory:
         if self.cut_after is None or self.budget is None:
             return None
         kept = self.cut_after
+        how = (
+            f"reading a session takes about {SESSION_PEAK_PER_RECORDED:g}x its recording, "
+            f"beside the sessions read before it"
+            if self.per_step_sessions
+            else f"grouping them takes about {PEAK_PER_RECORDED:g}x that"
+        )
         return diag.make(
             "window_cut_for_memory",
             f"The window was cut to {kept} of {requested} step(s): the events of each step "
-            f"took {format_bytes(self.recorded // kept)} while recording, and grouping them "
-            f"takes about {PEAK_PER_RECORDED:g}x that, so one more step would pass the "
-            f"worker's memory budget of {format_bytes(self.budget)} ({self.budget_source}). "
+            f"took {format_bytes(self.recorded // kept)} while recording, and {how}, so one "
+            f"more step would take the worker to about "
+            f"{format_bytes(int(self._peak_with(kept + 1, kept)))}, past its memory budget "
+            f"of {format_bytes(self.budget)} ({self.budget_source}). "
             f"The rows hold the {kept} step(s) kept. To keep more, set {BUDGET_VARIABLE} "
             "(e.g. 8G) on a machine that has it, or profile a smaller step.",
         )
