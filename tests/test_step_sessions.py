@@ -233,3 +233,20 @@ def test_an_event_tree_that_cannot_be_read_leaves_no_timeline_and_no_error(monke
     monkeypatch.setattr(allocations, "allocations_of", unreadable)
     report = windowed(3)
     assert report["memory"] is None and report["context"]["steps"]["profiled"] == 3
+
+
+def test_a_rank_of_a_job_keeps_one_session_for_its_window(monkeypatch):
+    """A rank reading a session between two steps would hold the other ranks in their
+    next collective: that wait would read as their communication time, and the straggler
+    named would be ours. A job's ranks keep one session."""
+    taken = []
+    original = SessionHarvest.take
+    monkeypatch.setattr(
+        SessionHarvest, "take", lambda self, profile: (taken.append(1), original(self, profile))
+    )
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    report = windowed(3)
+    assert taken == [] and report["context"]["steps"]["profiled"] == 3
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    windowed(2)
+    assert taken == [1, 1]

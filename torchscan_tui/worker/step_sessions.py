@@ -43,6 +43,19 @@ EVENTS_PER_WRITE = 20_000  # trace events copied into the merged file at a time
 EVENTS_PER_CHUNK = 50_000  # events marshalled at once (their plain tuples made per chunk)
 
 
+def one_process_job() -> bool:
+    """Whether the window may be read in sessions: not in a job of several ranks
+    (``WORLD_SIZE``, as torchrun sets it). Each rank decides from its own recording when
+    to read a session, and a rank reading one (seconds) would hold the others in their
+    next step's first collective: that wait would count as their communication time and
+    name a straggler that is ours. Reading together would need a collective of ours in
+    the job's own group at every step end. Ranks keep one session for the window."""
+    try:
+        return int(os.environ.get("WORLD_SIZE") or 1) <= 1
+    except ValueError:
+        return True
+
+
 def let_go(profile: Any) -> None:
     """A stopped session's results freed now, their pages handed back. A dropped
     ``torch.profiler.profile`` holds itself in a cycle (its actions are its own bound
