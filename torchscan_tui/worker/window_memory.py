@@ -15,6 +15,7 @@ memory available when the window opens (``MemAvailable``).
 
 from __future__ import annotations
 
+import math
 import os
 import resource
 from collections.abc import Callable
@@ -31,8 +32,9 @@ PEAK_PER_RECORDED = 16.0
 # With sessions of a step or more (worker/step_sessions.py), measured the same way: a
 # session's peak while it is read, over its own recording (torch's results for it), and
 # what its events and allocations hold once read, over the same. At 1.19M events in three
-# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.26 GB.
-SESSION_PEAK_PER_RECORDED = 15.0
+# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.26 GB;
+# steps of 34 MiB, one and three of them: 564 and 659 MiB, projected 583 and 686.
+SESSION_PEAK_PER_RECORDED = 17.0
 HELD_PER_RECORDED = 1.5
 # A session is read and a fresh one started at the first step end past this much
 # recording (~60k events, ~0.25 GB of torch's results): below it, the pause between two
@@ -145,12 +147,13 @@ class WindowMemory:
 
     def _peak_with(self, steps: int, steps_done: int) -> float:
         """The worker's growth at its peak for ``steps`` steps like those done so far:
-        one session, all of them grouped at once; sessions of :data:`SESSION_BYTES` or a
-        step (what is more), the last one read while the others' events are held."""
+        one session, all of them grouped at once; sessions of :data:`SESSION_BYTES` (or
+        a step, where a step records more), the last read while the others' are held."""
         per_step = self.recorded / max(steps_done, 1)
         if not self.per_step_sessions:
             return steps * per_step * PEAK_PER_RECORDED
-        session = min(steps * per_step, SESSION_BYTES + per_step)
+        # a session holds the steps it takes to record SESSION_BYTES: one, for big steps
+        session = min(steps, max(1, math.ceil(SESSION_BYTES / max(per_step, 1)))) * per_step
         held = (steps * per_step - session) * HELD_PER_RECORDED
         return held + session * SESSION_PEAK_PER_RECORDED
 
