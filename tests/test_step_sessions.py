@@ -20,7 +20,7 @@ from conftest import torchscan
 from torchscan_tui.analysis.profiler_events import STEP_END, STEP_START, WINDOW_START
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.worker import step_sessions, window_memory
-from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.profiling import WorkloadError, profile_workload
 from torchscan_tui.worker.step_sessions import SessionHarvest, merge_traces
 from torchscan_tui.worker.steps import StepWindow, call_steps
 from torchscan_tui.worker.window_memory import (
@@ -250,3 +250,22 @@ def test_a_rank_of_a_job_keeps_one_session_for_its_window(monkeypatch):
     monkeypatch.setenv("WORLD_SIZE", "1")
     windowed(2)
     assert taken == [1, 1]
+
+
+def test_a_step_that_raises_after_a_session_was_read_keeps_the_steps_before(monkeypatch):
+    calls = []
+
+    def raises_on_the_third_window_step() -> None:
+        calls.append(1)
+        if len(calls) == 4:  # the warm-up step, then two window steps, then this one
+            raise ValueError("a bad batch")
+        a_step()
+
+    window = StepWindow(1, 5)
+    with pytest.raises(WorkloadError) as raised:
+        profile_workload(call_steps(raises_on_the_third_window_step, window), window=window,
+                         call_sites=False)  # fmt: skip
+    report = raised.value.report
+    calls_of = {row["operator"]: row["calls"] for row in report["operators"]}
+    assert calls_of["aten::mm"] == 2 and calls_of["aten::add"] == 2 * ADDS_PER_STEP
+    assert report["context"]["steps"]["profiled"] == 2
