@@ -252,6 +252,32 @@ def test_a_rank_of_a_job_keeps_one_session_for_its_window(monkeypatch):
     assert taken == [1, 1]
 
 
+def test_a_process_group_of_several_made_by_the_script_keeps_one_session_too_faked_group(
+    monkeypatch,
+):
+    """mp.spawn jobs set no WORLD_SIZE: the script's own group says it. A group of two
+    cannot be made in one process, so torch.distributed is faked for the decision alone
+    (faked during a profile, torch's own profiler asks it for a rank); the two-rank jobs
+    of test_ranks.py run for real under torchrun."""
+    import sys
+    import types
+
+    from torchscan_tui.worker.step_sessions import one_process_job
+
+    def group_of(size: int) -> types.SimpleNamespace:
+        return types.SimpleNamespace(is_available=lambda: True, is_initialized=lambda: True,
+                                     get_world_size=lambda: size)  # fmt: skip
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert one_process_job()
+    monkeypatch.setitem(sys.modules, "torch.distributed", group_of(2))
+    assert not one_process_job()
+    monkeypatch.setitem(sys.modules, "torch.distributed", group_of(1))
+    assert one_process_job()
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    assert not one_process_job()
+
+
 def test_a_step_that_raises_after_a_session_was_read_keeps_the_steps_before(monkeypatch):
     calls = []
 

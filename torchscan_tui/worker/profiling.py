@@ -43,7 +43,7 @@ from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
 from torchscan_tui.worker.call_sites import SiteStep, StepTables
 from torchscan_tui.worker.device_peak import DevicePeak
-from torchscan_tui.worker.step_sessions import SessionHarvest, let_go, one_process_job
+from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
 ProgressCallback = Callable[[WorkerPhase], None]
@@ -289,9 +289,8 @@ def profile_workload(
     window.device_peak = DevicePeak(device)
     if windowed and call_sites:
         window.site_step = SiteStep()
-    if windowed and one_process_job():  # a rank's window is one session (see there)
+    if windowed:  # read a session at a time, outside a job of several ranks
         window.sessions = _sessions(activities, trace_path)
-        window.memory.per_step_sessions = True
     failure = _run_profiled(fn, window, activities, device, windowed, progress)
     with gc_paused():
         recorded = _recorded(window, activities, windowed)

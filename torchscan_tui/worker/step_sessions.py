@@ -23,6 +23,7 @@ import gc
 import marshal
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -45,15 +46,27 @@ EVENTS_PER_CHUNK = 50_000  # events marshalled at once (their plain tuples made 
 
 def one_process_job() -> bool:
     """Whether the window may be read in sessions: not in a job of several ranks
-    (``WORLD_SIZE``, as torchrun sets it). Each rank decides from its own recording when
-    to read a session, and a rank reading one (seconds) would hold the others in their
-    next step's first collective: that wait would count as their communication time and
-    name a straggler that is ours. Reading together would need a collective of ours in
-    the job's own group at every step end. Ranks keep one session for the window."""
+    (``WORLD_SIZE``, as torchrun sets it, or a process group of several the script has
+    made, as ``mp.spawn`` jobs do). Each rank decides from its own recording when to read
+    a session, and a rank reading one (seconds) would hold the others in their next
+    step's first collective: that wait would count as their communication time and name
+    a straggler that is ours. Reading together would need a collective of ours in the
+    job's own group at every step end. Ranks keep one session for the window."""
     try:
-        return int(os.environ.get("WORLD_SIZE") or 1) <= 1
+        if int(os.environ.get("WORLD_SIZE") or 1) > 1:
+            return False
     except ValueError:
-        return True
+        pass
+    distributed = sys.modules.get("torch.distributed")  # imported by the script, if at all
+    try:
+        return not (
+            distributed is not None
+            and distributed.is_available()
+            and distributed.is_initialized()
+            and distributed.get_world_size() > 1
+        )
+    except (RuntimeError, ValueError):  # a group torch cannot say the size of
+        return False
 
 
 def let_go(profile: Any) -> None:

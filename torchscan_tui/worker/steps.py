@@ -37,7 +37,7 @@ from torchscan_tui.formats.report_schema import StepsContext
 from torchscan_tui.worker.call_sites import SiteStep
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.optimizer_steps import on_outermost_steps
-from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
+from torchscan_tui.worker.step_sessions import SessionHarvest, let_go, one_process_job
 from torchscan_tui.worker.window_memory import WindowMemory
 
 # The step after the window, traced for call sites (worker/call_sites.py), records far
@@ -177,6 +177,9 @@ class StepWindow:
         self._last = now
         done = len(self.step_seconds)
         self.memory.step_done()
+        # Sessions, where they may be read (asked at each step: a job's group is made
+        # by the script, after the window was set up)
+        self.memory.per_step_sessions = self.sessions is not None and one_process_job()
         if done < self.steps and self.memory.room_for_another(done):
             self._mark(STEP_END)
             if self.sessions is not None and self.memory.session_full():
