@@ -295,3 +295,36 @@ def test_a_step_that_raises_after_a_session_was_read_keeps_the_steps_before(monk
     calls_of = {row["operator"]: row["calls"] for row in report["operators"]}
     assert calls_of["aten::mm"] == 2 and calls_of["aten::add"] == 2 * ADDS_PER_STEP
     assert report["context"]["steps"]["profiled"] == 2
+
+
+def test_each_sessions_correlation_ids_stay_its_own_mock_gpu():
+    """Kernels link to their launches by correlation id, and the sessions' events are
+    grouped together: ids are moved per session so that one session's kernel can never
+    link to another's launch, were the device's ids to repeat. No GPU here: the events
+    are made as a CUDA profile's would be (the launch's id, the kernel's link to it)."""
+    from types import SimpleNamespace
+
+    from torchscan_tui.analysis.profiler_events import RawEvent
+
+    assert RawEvent._fields[6:8] == ("correlation_id", "linked_correlation_id")
+
+    def session(start: int) -> list[RawEvent]:  # the same ids in every session
+        return [
+            RawEvent("aten::mm", "CPU", False, 1, start, start + 10, 7, 0, []),
+            RawEvent("cudaLaunchKernel", "CPU", False, 1, start + 1, start + 2, 42, 7, []),
+            RawEvent("gemm", "CUDA", False, 9, start + 3, start + 8, 42, 7, []),
+            RawEvent("aten::relu", "CPU", False, 1, start + 11, start + 12, 0, 0, []),
+        ]
+
+    harvest = SessionHarvest(lambda results: results, None, lambda *args: False)
+    for start in (0, 100):
+        harvest.take(SimpleNamespace(profiler=SimpleNamespace(kineto_results=session(start))))
+    events = harvest.events()
+    first, second = events[:4], events[4:]
+    assert [(e.correlation_id, e.linked_correlation_id) for e in first] == [
+        (7, 0), (42, 7), (42, 7), (0, 0)]  # fmt: skip
+    moved = step_sessions.SESSION_ID_STRIDE
+    assert [(e.correlation_id, e.linked_correlation_id) for e in second] == [
+        (7 + moved, 0), (42 + moved, 7 + moved), (42 + moved, 7 + moved), (0, 0)]  # fmt: skip
+    assert [e.name for e in events] == [e.name for e in session(0) + session(100)]
+    assert [e.start_ns for e in second] == [e.start_ns for e in session(100)]

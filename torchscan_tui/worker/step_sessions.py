@@ -42,6 +42,10 @@ if TYPE_CHECKING:
 ALL_TIME = (0, 2**63 - 1)
 EVENTS_PER_WRITE = 20_000  # trace events copied into the merged file at a time
 EVENTS_PER_CHUNK = 50_000  # events marshalled at once (their plain tuples made per chunk)
+# Each session's correlation ids are moved by its number times this, so that a runtime
+# call or kernel of one session never links to another's, whether or not the device's
+# ids repeat across sessions; within a session every link is kept.
+SESSION_ID_STRIDE = 1 << 48
 
 
 def one_process_job() -> bool:
@@ -112,8 +116,9 @@ class SessionHarvest:
         """A stopped session's events, allocations and trace; the caller lets it go."""
         self.sessions += 1
         events = self._extract(profile.profiler.kineto_results)
+        offset = (self.sessions - 1) * SESSION_ID_STRIDE
         chunks = [
-            marshal.dumps([tuple(event) for event in events[first : first + EVENTS_PER_CHUNK]])
+            marshal.dumps(_plain(events[first : first + EVENTS_PER_CHUNK], offset))
             for first in range(0, len(events), EVENTS_PER_CHUNK)
         ]
         self._events.append(chunks)
@@ -173,6 +178,20 @@ class SessionHarvest:
         if self._directory is not None:
             shutil.rmtree(self._directory, ignore_errors=True)
             self._directory = None
+
+
+def _plain(events: list[RawEvent], offset: int) -> list[tuple]:
+    """``events`` as plain tuples (what marshal takes), their correlation ids moved by
+    ``offset`` (0: kept; an id of 0 links nothing and stays 0)."""
+    if not offset:
+        return [tuple(event) for event in events]
+    return [
+        (*event[:6],
+         event[6] + offset if event[6] else 0,
+         event[7] + offset if event[7] else 0,
+         *event[8:])
+        for event in events
+    ]  # fmt: skip
 
 
 def _unmarshalled(chunks: list[bytes]) -> list[RawEvent]:
