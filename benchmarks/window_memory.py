@@ -7,8 +7,8 @@ say: what recording grew the process by, and the process's peak over its size wh
 window opened, beside the peak the window's budget check projects from the recording
 (``WindowMemory.projected_peak``: the window ends early when one more step would pass
 the worker's memory budget), and their ratio: under 1 where the window's steps make the
-peak (1.19M events: 0.84); over it where the step traced after the window for call sites
-does (297k events: 1.69), which has a check of its own (``room_for``, 16x its recording).
+peak (1.19M events: 0.77); over it where the step traced after the window for call sites
+does (297k events: 1.53), which has a check of its own (``room_for``, 16x its recording).
 
 Beside it, the floor: torch's own profiler over the same steps, as the window records
 them, with nothing of ours (what any tool that reads torch's results starts from).

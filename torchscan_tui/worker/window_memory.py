@@ -32,9 +32,10 @@ PEAK_PER_RECORDED = 16.0
 # With sessions of a step or more (worker/step_sessions.py), measured the same way: a
 # session's peak while it is read, over its own recording (torch's results for it), and
 # what its events and allocations hold once read, over the same. At 1.19M events in three
-# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.26 GB;
-# steps of 34 MiB, one and three of them: 564 and 659 MiB, projected 583 and 686.
-SESSION_PEAK_PER_RECORDED = 17.0
+# steps: 113 MB recorded a step, the worker's peak growth 1.90 GB, projected 2.49 GB.
+# Steps of 34 MiB, three of them: 659 MiB here and 708 MiB in a clean-clone CI run, where
+# 17x projected 686 and let that window pass a 700 MiB budget: 19x leaves a margin.
+SESSION_PEAK_PER_RECORDED = 19.0
 HELD_PER_RECORDED = 1.5
 # A session is read and a fresh one started at the first step end past this much
 # recording (~60k events, ~0.25 GB of torch's results): below it, the pause between two
