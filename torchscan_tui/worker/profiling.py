@@ -331,7 +331,7 @@ def profile_workload(
             report["trace_path"] = str(written)
             if used_fallback:
                 notes.append(diag.trace_rewritten())
-    if window.sessions is not None:  # pieces of a trace not merged (a script's own window)
+    if window.sessions is not None:  # the pieces, merged or not (a script's own window)
         window.sessions.discard()
     if failure is not None:
         raise WorkloadError(failure, report)
@@ -356,10 +356,7 @@ def _export_trace(recorded: _Recorded, trace_path: str | os.PathLike) -> tuple[P
     sessions = recorded.sessions
     if sessions is None or not sessions.sessions:
         return export_trace_atomically(recorded.profile, trace_path, recorded.events)
-    try:
-        return sessions.merge_trace(), sessions.rewritten
-    finally:
-        sessions.discard()
+    return sessions.merge_trace(), sessions.rewritten  # its pieces removed by the caller
 
 
 def _call_sites(
