@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 import weakref
 from collections import Counter
@@ -19,6 +21,7 @@ from conftest import torchscan
 
 from torchscan_tui.analysis.profiler_events import STEP_END, STEP_START, WINDOW_START
 from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.run.private_dir import LOCK_NAME, NEWBORN_SECONDS
 from torchscan_tui.worker import step_sessions, window_memory
 from torchscan_tui.worker.profiling import WorkloadError, profile_workload
 from torchscan_tui.worker.step_sessions import SessionHarvest, merge_traces
@@ -328,3 +331,43 @@ def test_each_sessions_correlation_ids_stay_its_own_mock_gpu():
         (7 + moved, 0), (42 + moved, 7 + moved), (42 + moved, 7 + moved), (0, 0)]  # fmt: skip
     assert [e.name for e in events] == [e.name for e in session(0) + session(100)]
     assert [e.start_ns for e in second] == [e.start_ns for e in session(100)]
+
+
+KILLED_IN_ITS_WINDOW = """
+import os, signal, sys
+import torch
+from torchscan_tui.worker import window_memory
+from torchscan_tui.worker.profiling import profile_workload
+from torchscan_tui.worker.steps import StepWindow, call_steps
+
+window_memory.SESSION_BYTES = 0  # a session per step: a piece written at each step end
+window = StepWindow(1, 4)
+steps = 0
+
+def step():
+    global steps
+    steps += 1
+    if steps == 4:  # two window steps read and written aside: killed, no chance to tidy
+        os.kill(os.getpid(), signal.SIGKILL)
+    torch.mm(torch.ones(8, 8), torch.ones(8, 8))
+
+profile_workload(call_steps(step, window), window=window, call_sites=False,
+                 trace_path=sys.argv[1])
+"""
+
+
+def test_the_pieces_of_a_worker_killed_in_its_window_are_swept_by_the_next_trace(tmp_path):
+    """``--trace PATH``: a window's pieces wait beside PATH; a worker killed outright (the
+    OOM killer, say) cannot remove them, so the next trace written there sweeps them."""
+    trace = tmp_path / "window.json"
+    killed = subprocess.run([sys.executable, "-c", KILLED_IN_ITS_WINDOW, str(trace)],
+                            capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert killed.returncode == -9, killed.stderr
+    (left,) = [p for p in tmp_path.iterdir() if p.name.startswith(step_sessions.PIECES_PREFIX)]
+    assert sorted(p.name for p in left.iterdir()) == [LOCK_NAME, "step-0.json", "step-1.json"]
+    assert not trace.exists()
+    past = time.time() - NEWBORN_SECONDS - 1  # older than a directory being made
+    os.utime(left / LOCK_NAME, (past, past))
+    windowed(3, trace_path=trace)
+    assert trace.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["window.json"]

@@ -7,6 +7,11 @@ lock file, locked (``flock``) for as long as its owner lives: the kernel drops t
 when the process dies, however it dies. Making a new directory first removes ours whose
 lock nobody holds. A lock, not a PID in the name: PIDs are reused, and a container
 sharing /tmp sees other PIDs than ours.
+
+The worker stages what it writes beside a user's ``--trace`` path the same way, under
+prefixes of its own (a window's trace pieces, an export being checked): a worker killed
+in a big window would otherwise leave hundreds of MiB of pieces beside the user's file.
+The next such directory made in that folder sweeps them.
 """
 
 from __future__ import annotations
@@ -26,9 +31,9 @@ NEWBORN_SECONDS = 10.0
 class PrivateDir:
     """A directory only this process uses, locked while it exists."""
 
-    def __init__(self, folder: str | None = None):
-        remove_orphans(folder)
-        self.path = tempfile.mkdtemp(prefix=PREFIX, dir=folder)
+    def __init__(self, folder: str | os.PathLike | None = None, prefix: str = PREFIX):
+        remove_orphans(folder, prefix)
+        self.path = tempfile.mkdtemp(prefix=prefix, dir=folder)
         # Not inherited (Python's default): only this process holds the lock.
         self._lock_fd: int | None = os.open(
             os.path.join(self.path, LOCK_NAME), os.O_CREAT | os.O_RDWR, 0o600
@@ -43,14 +48,15 @@ class PrivateDir:
             self._lock_fd = None
 
 
-def remove_orphans(folder: str | None = None) -> list[str]:
-    """Remove this user's private directories whose owner is gone; return their paths.
+def remove_orphans(folder: str | os.PathLike | None = None, prefix: str = PREFIX) -> list[str]:
+    """Remove this user's private directories (named ``prefix``...) in ``folder`` whose
+    owner is gone; return their paths.
 
     A directory without a lock file (written by an older version) is left alone: there
     is no telling whether its owner still runs.
     """
     removed = []
-    for path in Path(folder or tempfile.gettempdir()).glob(PREFIX + "*"):
+    for path in Path(folder or tempfile.gettempdir()).glob(prefix + "*"):
         lock = path / LOCK_NAME
         try:
             if path.is_symlink() or path.stat().st_uid != os.getuid():

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import os
 import resource
-import shutil
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +39,7 @@ from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
 from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
+from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.worker.call_sites import SiteStep, StepTables
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
@@ -48,6 +47,7 @@ from torchscan_tui.worker.steps import StepWindow, WindowComplete
 
 ProgressCallback = Callable[[WorkerPhase], None]
 DEFAULT_MAX_EVENTS = 5_000_000
+STAGING_PREFIX = ".torchscan-trace-"  # an export checked before it replaces the user's file
 
 
 class WorkloadError(Exception):
@@ -198,10 +198,10 @@ def export_trace_atomically(
     """
     destination = Path(trace_path)
     parent = destination.parent if str(destination.parent) else Path(".")
-    private_dir = Path(tempfile.mkdtemp(prefix=".torchscan-trace-", dir=parent))
+    private_dir = PrivateDir(parent, prefix=STAGING_PREFIX)  # swept if we are killed
     used_fallback = False
     try:
-        staged = private_dir / "trace.json"
+        staged = Path(private_dir.path) / "trace.json"
         profiler.export_chrome_trace(str(staged))
         if not staged.exists() or not is_json(staged.read_bytes()):
             # torch wrote nothing (a full disk, say: it does not raise) or no JSON (odd
@@ -216,7 +216,7 @@ def export_trace_atomically(
             os.fsync(handle.fileno())
         os.replace(staged, destination)
     finally:
-        shutil.rmtree(private_dir, ignore_errors=True)
+        private_dir.remove()
     return destination, used_fallback
 
 

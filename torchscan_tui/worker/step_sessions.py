@@ -22,9 +22,7 @@ from __future__ import annotations
 import gc
 import marshal
 import os
-import shutil
 import sys
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +31,7 @@ import msgspec
 
 from torchscan_tui.common.memory import return_free_memory
 from torchscan_tui.formats.atomic import write_atomically
+from torchscan_tui.run.private_dir import PrivateDir
 
 if TYPE_CHECKING:
     from torchscan_tui.analysis.memory_timeline import Allocation
@@ -42,6 +41,7 @@ if TYPE_CHECKING:
 ALL_TIME = (0, 2**63 - 1)
 EVENTS_PER_WRITE = 20_000  # trace events copied into the merged file at a time
 EVENTS_PER_CHUNK = 50_000  # events marshalled at once (their plain tuples made per chunk)
+PIECES_PREFIX = ".torchscan-steps-"  # a window's trace pieces, hidden beside its trace
 # Each session's correlation ids are moved by its number times this, so that a runtime
 # call or kernel of one session never links to another's, whether or not the device's
 # ids repeat across sessions; within a session every link is kept.
@@ -110,7 +110,7 @@ class SessionHarvest:
         self.rewritten = False  # a piece's trace was rewritten by our writer
         self.trace_failure: Exception | None = None
         self.sessions = 0
-        self._directory: Path | None = None
+        self._directory: PrivateDir | None = None
 
     def take(self, profile: Any) -> None:
         """A stopped session's events, allocations and trace; the caller lets it go."""
@@ -158,8 +158,8 @@ class SessionHarvest:
         assert self._trace_path is not None
         if self._directory is None:  # beside the destination: one file system, its room
             parent = self._trace_path.parent if str(self._trace_path.parent) else Path(".")
-            self._directory = Path(tempfile.mkdtemp(prefix=".torchscan-steps-", dir=parent))
-        piece = self._directory / f"step-{len(self.pieces)}.json"
+            self._directory = PrivateDir(parent, prefix=PIECES_PREFIX)  # swept if we are killed
+        piece = Path(self._directory.path) / f"step-{len(self.pieces)}.json"
         self.rewritten |= self._export(profile, piece, events)
         self.pieces.append(piece)
 
@@ -176,7 +176,7 @@ class SessionHarvest:
     def discard(self) -> None:
         """The pieces' directory, gone (after the merge, or when none is made)."""
         if self._directory is not None:
-            shutil.rmtree(self._directory, ignore_errors=True)
+            self._directory.remove()
             self._directory = None
 
 
