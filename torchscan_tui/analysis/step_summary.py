@@ -115,7 +115,7 @@ def startup_words(run: Mapping[str, Any] | None) -> str | None:
 def spread_text(row: Mapping[str, Any]) -> str | None:
     """``median 1.2 ms a step, mean 1.3 ms (0.9-1.6 ms over 5 steps)``; None without."""
     spread = row.get(PER_STEP)
-    if not isinstance(spread, dict):
+    if not isinstance(spread, Mapping):  # a dict, or a compact one (formats/compact_records.py)
         return None
     return (
         f"median {format_seconds(spread['median'])} a step, "

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from torchscan_tui.analysis.compare import COMPARE_SCHEMA
 from torchscan_tui.analysis.records import KernelRow, Note, Row
 from torchscan_tui.formats.atomic import write_text_atomically
+from torchscan_tui.formats.compact_records import as_plain
 from torchscan_tui.formats.jsonio import (
     NotARegularFile,
     Progress,
@@ -102,7 +103,8 @@ def finite(value):
 
 
 _ROWS_STANDIN = "\x00rows\x00"  # never in a report: JSON escapes NUL in any string
-_encode_compact = json.JSONEncoder(allow_nan=False).encode  # one encoder for every row
+# one encoder for every row; a row's compact call sites and spread written as their dicts
+_encode_compact = json.JSONEncoder(allow_nan=False, default=as_plain).encode
 
 
 def _row_json(row: object) -> str:
@@ -133,7 +135,7 @@ def dumps_report(report: Mapping[str, Any]) -> str:
 
 
 def _indented_json(value: object) -> str:
-    return json.dumps(finite(value), indent=1, allow_nan=False) + "\n"
+    return json.dumps(finite(value), indent=1, allow_nan=False, default=as_plain) + "\n"
 
 
 def save_report(report: Report, path: str | os.PathLike, *, overwrite: bool = False) -> Path:

@@ -28,6 +28,7 @@ from torchscan_tui.analysis.records import (
     Row,
     RowKind,
 )
+from torchscan_tui.formats.compact_records import compact_site, compact_spread
 from torchscan_tui.formats.row_memory import ONE, compact, same_float, shared_shapes
 
 
@@ -294,6 +295,11 @@ def share_common_values(rows: list[Row]) -> None:
                 site["share"] = ONE
             if len(sites) == 1 and same_float(site.get("cpu_self_seconds"), own):
                 site["cpu_self_seconds"] = own  # the row's one site: all of its time
+        if sites:
+            row["sites"] = [compact_site(site) for site in sites]
+        spread = row.get("cpu_self_seconds_per_step")
+        if spread is not None:
+            row["cpu_self_seconds_per_step"] = compact_spread(spread)
         rows[index] = cast(Row, compact(cast(dict, row)))
 
 
