@@ -3,6 +3,9 @@ settle, a damaged part ending the run with the rows before it (no Textual here).
 
 from __future__ import annotations
 
+import threading
+import time
+
 from torchscan_tui.formats.report import decode_report, dumps_report, new_report
 from torchscan_tui.run.events import (
     PhaseChanged,
@@ -111,3 +114,91 @@ def test_rows_replaced_takes_the_place_of_the_rows_before_it_in_the_batch():
     batch = pump.take(never_damaged)
     assert [r["operator"] for r in batch.rows] == ["cross"] and batch.replace
     assert batch.finished
+
+
+def _pushing(pump: EventPump, parts: list) -> threading.Thread:
+    """A source's thread pushing every part, then the end, as ReportSource.run does."""
+
+    def run() -> None:
+        for part in parts:
+            pump.push(RowTextsReceived(part))
+        pump.push(RunFinished("done", "all rows", {}, True))
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    return thread
+
+
+def _waiting(pump: EventPump, count: int) -> None:
+    """Until the pump holds ``count`` events (the pushing thread is quick)."""
+    deadline = time.monotonic() + 10
+    while len(pump._inbox) != count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)  # and a moment more, in which it must not grow
+
+
+def test_a_sources_thread_waits_while_two_parts_of_text_are_undecoded():
+    """Rows sent as text are only bytes until decoded: a thread that reads them faster
+    than the app decodes them piled up ~25 MiB of 100k rows over what the rows settle at.
+    The thread now waits with two parts in the inbox, and goes on as each is taken."""
+    parts = list(_pending(8000, 10).split())  # eight parts past the first page
+    pump = EventPump(settle_s=0.0, clock=FakeClock(), parts_ahead=2)
+    thread = _pushing(pump, parts)
+    _waiting(pump, 2)
+    assert len(pump._inbox) == 2 and thread.is_alive()
+    rows = []
+    while thread.is_alive() or pump:
+        batch = pump.take(never_damaged)
+        rows += batch.rows
+        assert sum(type(e) is RowTextsReceived for e in pump._inbox) <= 2
+        if not batch.rows and not batch.finished:
+            time.sleep(0.01)
+        if batch.finished:
+            break
+    assert [r["operator"] for r in rows] == [f"op{i}" for i in range(10, 8000)]
+
+
+def test_a_closed_pump_lets_a_waiting_thread_go_on_and_the_app_never_waits():
+    parts = list(_pending(6000, 10).split())
+    pump = EventPump(settle_s=0.0, clock=FakeClock(), parts_ahead=2)
+    thread = _pushing(pump, parts)
+    _waiting(pump, 2)
+    assert thread.is_alive()  # waiting for room: nothing is taken
+    pump.close()  # the app is leaving
+    thread.join(5)
+    assert not thread.is_alive() and len(pump._inbox) == len(parts) + 1
+    on_the_apps_thread = EventPump(settle_s=0.0, clock=FakeClock(), parts_ahead=2)
+    for part in _pending(6000, 10).split():  # the app's own thread: would wait for itself
+        on_the_apps_thread.push(RowTextsReceived(part))
+    assert len(on_the_apps_thread._inbox) == 6
+
+
+def test_a_restart_forgets_the_parts_waiting_and_makes_room():
+    parts = list(_pending(6000, 10).split())
+    pump = EventPump(settle_s=0.0, clock=FakeClock(), parts_ahead=2)
+    thread = _pushing(pump, parts)
+    _waiting(pump, 2)
+    pump.restart()  # a new run: what the old one queued is dropped, and room made
+    _waiting(pump, 2)
+    assert thread.is_alive() and len(pump._inbox) == 2
+    pump.close()
+    thread.join(5)
+
+
+def test_a_damaged_part_ends_the_run_though_its_source_still_sends():
+    """The source's thread waits for room, so it is still sending when a damaged part is
+    decoded: what it sends after (more parts, its own "all rows" end) must not undo the
+    end the damage made. Found by tests/ui/test_reopen.py, one run in several."""
+    parts = list(_pending(6000, 10).split())
+    broken = type(parts[0])([(b'[{"operator": 3}]', 1)], offset=10)
+    pump = EventPump(settle_s=0.0, clock=FakeClock(), parts_ahead=2)
+    thread = _pushing(pump, [broken, *parts])
+    _waiting(pump, 2)
+    ends = []
+    batch = pump.take(lambda detail: RunFinished("done", f"damaged: {detail}", {}, False))
+    ends += [event.message for event in batch.events]
+    thread.join(5)
+    assert not thread.is_alive()
+    while pump:
+        ends += [event.message for event in pump.take(never_damaged).events]
+    assert len(ends) == 1 and ends[0].startswith("damaged: row 11")

@@ -24,7 +24,7 @@ from torchscan_tui.formats.jsonio import TooManyObjects, check_object_count
 from torchscan_tui.formats.report import SCHEMA_NAME
 from torchscan_tui.formats.report_pages import ROW_TEXTS, PendingRows, first_page_of_ends
 
-PIECE_BYTES = 4 << 20  # the rows' span is read this much at a time
+PIECE_BYTES = 1 << 20  # the rows' span is read this much at a time (a part's worth)
 HEAD_BYTES = 1 << 20  # the keys before the rows and the first page: a few KiB each
 TAIL_BYTES = 1 << 20  # the keys after the rows (steps, overview, kernels)
 SMALLEST = 8 << 20  # below this a whole read is a few ms: not worth a file held open
@@ -90,6 +90,7 @@ class RowsInFile:
                 last = at >= self._end
                 cut = len(piece) if last else piece.rfind(b"\n") + 1
                 rows, carry = piece[:cut], piece[cut:]
+                piece = b""  # not held while the parts wait to be taken
                 try:
                     texts = _row_texts(rows, last)
                 except ValueError:  # not a row a line, or damaged: the rest whole says

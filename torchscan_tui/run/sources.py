@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from typing import Protocol
 
+from torchscan_tui.common.memory import map_large_blocks
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import head_of, incomplete_run
 from torchscan_tui.formats.report_head import RowsUnreadable
@@ -185,6 +186,7 @@ class ReportSource:
         read a piece at a time as the parts go: damage, or the file changing, may be
         found after some were sent (the end then counts them)."""
         shown = len(self.report["operators"])
+        map_large_blocks()
         try:
             for part in self.pending.split():
                 emit(RowTextsReceived(part))

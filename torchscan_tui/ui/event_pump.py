@@ -10,6 +10,7 @@ each). No Textual here: the pump is tested on its own.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
@@ -28,6 +29,10 @@ SLICE_S = 0.012
 # decoding leave too little idle time for a footer recompose, and the screen paints
 # nothing while one is in flight.
 DECODE_SETTLE_S = 0.4
+# Parts of rows sent as text (1000 rows, ~1 MiB each) that may wait in the inbox: the
+# source's thread reads and copies them faster than the app decodes them, and 100k rows
+# piling up as text held ~25 MiB over what the rows settle at (issue 31's 150 MiB).
+TEXT_PARTS_AHEAD = 2
 
 Damaged = Callable[[str], RunFinished]
 """What a row of the wrong type means: the run's end, with the rows before it kept."""
@@ -59,20 +64,60 @@ class EventPump:
         slice_s: float = SLICE_S,
         max_events: int = MAX_EVENTS_PER_BATCH,
         clock: Callable[[], float] = time.monotonic,
+        parts_ahead: int = TEXT_PARTS_AHEAD,
     ):
         self._inbox: deque = deque()
         self._settle_s, self._slice_s, self._max_events = settle_s, slice_s, max_events
         self._clock = clock
         self._decode_from = 0.0
         self._decoding = GcBurst()
+        self._parts_ahead = parts_ahead
+        self._texts_waiting = 0  # RowTextsReceived in the inbox
+        self._room = threading.Condition()
+        self._closed = False
+        self._ended = False  # a damaged part ended the run: its source's later events drop
 
     def push(self, event: object) -> None:
-        """From any thread: the source's ``emit``."""
-        self._inbox.append(event)
+        """From any thread: the source's ``emit``. Rows as text wait for room first (up
+        to ``parts_ahead`` undecoded parts), except on the app's own thread (it would wait
+        for itself) and once the pump is closed; after a damaged part ended the run,
+        nothing more of it is taken in."""
+        text = type(event) is RowTextsReceived
+        with self._room:
+            if text and threading.current_thread() is not threading.main_thread():
+                while self._texts_waiting >= self._parts_ahead and not (
+                    self._closed or self._ended
+                ):
+                    self._room.wait(0.1)
+            if self._ended:
+                return
+            self._texts_waiting += text
+            self._inbox.append(event)
+
+    def _texts_taken(self, count: int = 1) -> None:
+        """``count`` parts of text left the inbox: room for more."""
+        with self._room:
+            self._texts_waiting = max(0, self._texts_waiting - count)
+            self._room.notify_all()
+
+    def _forget(self, ended: bool) -> None:
+        """Drop what is queued; ``ended``: and whatever the run's source sends after."""
+        with self._room:
+            self._inbox.clear()
+            self._texts_waiting = 0
+            self._ended = ended
+            self._room.notify_all()
+
+    def close(self) -> None:
+        """Nothing more will be taken (the app is leaving): a source waiting for room
+        goes on, so its thread can end."""
+        with self._room:
+            self._closed = True
+            self._room.notify_all()
 
     def restart(self) -> None:
         """A new run: forget what the last one left, and settle before decoding again."""
-        self._inbox.clear()
+        self._forget(ended=False)
         self._decode_from = self._clock() + self._settle_s
 
     def __bool__(self) -> bool:
@@ -96,10 +141,13 @@ class EventPump:
                     inbox.appendleft(event)  # for a later tick
                     break
                 self._decoding.set(True)
+                self._texts_taken()
                 try:
                     event = RowsReceived(event.texts.decode())
                 except ValueError as exc:
-                    inbox.clear()
+                    # The run ends here: what is queued goes, and what its source (still
+                    # reading, as it waits for room) sends from now on is dropped.
+                    self._forget(ended=True)
                     event = damaged(str(exc))
             if isinstance(event, RowsReceived):
                 batch.rows.extend(event.rows)

@@ -105,6 +105,7 @@ class RunDriver:
         and does nothing (quit, unmount and a hang-up all come here first)."""
         self._leaving = True
         self._first_frame.set()
+        self.pump.close()  # a source waiting for room in the pump goes on, and ends
 
     def leave(self) -> None:
         """The screen goes: the run is cancelled and its private files removed (after a
