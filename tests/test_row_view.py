@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import random
 import re
+from array import array
 
 import pytest
 from reference_rows import matches, sorted_indices
 from replay import make_row, sample_rows
 
 from torchscan_tui.analysis.filtering import FilterError, parse_filter
-from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.analysis.row_view import RowView, same_ids
 from torchscan_tui.analysis.sorting import Sort
 from torchscan_tui.formats.report_schema import accept_rows
 
@@ -116,7 +117,7 @@ def test_indexed_filter_agrees_with_the_row_by_row_reference(text):
     view.index.index_some(4)  # partly indexed in idle time: the filter finishes the job
     view.set_filter(text)
     reference = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
-    assert view.visible == reference
+    assert list(view.visible) == reference
 
 
 @pytest.mark.parametrize("distinct", [3, 256, 257, 600])
@@ -130,7 +131,7 @@ def test_names_filter_alike_below_and_past_256_distinct_names(distinct, text):
     view.index.index_some(500)
     view.set_filter(text)
     reference = [i for i, row in enumerate(rows) if matches(parse_filter(text), row)]
-    assert view.visible == reference
+    assert list(view.visible) == reference
 
 
 def test_streamed_batches_in_rank_order_append_without_refiltering():
@@ -138,7 +139,7 @@ def test_streamed_batches_in_rank_order_append_without_refiltering():
     view = RowView()
     view.extend(rows[:3])
     view.extend(rows[3:])
-    assert view.visible == list(range(len(rows)))
+    assert list(view.visible) == list(range(len(rows)))
     view.set_filter("mm")
     view.extend([dict(rows[1])])
     assert [view.rows[i]["operator"] for i in view.visible][-1] == "aten::mm"
@@ -157,14 +158,14 @@ def test_cached_sort_orders_agree_with_the_reference_sort_with_ties_and_missing(
         for key in ("cpu", "calls", "device"):  # device: no row has one (rank order)
             for descending in (True, False):
                 view.set_sort(Sort(key, descending))
-                assert view.visible == sorted_indices(rows, indices, Sort(key, descending))
+                assert list(view.visible) == sorted_indices(rows, indices, Sort(key, descending))
     for _ in view.warm_up(rows_per_step=7):
         pass
     view.set_filter("")
     for key in ("cpu", "device"):  # every order warmed up (values let go): still agree
         for descending in (True, False):
             view.set_sort(Sort(key, descending))
-            assert view.visible == sorted_indices(rows, range(300), Sort(key, descending))
+            assert list(view.visible) == sorted_indices(rows, range(300), Sort(key, descending))
     view.extend([make_row("late", [], 9, 9.0)])
     view.set_sort(Sort("cpu", True))
     assert view.rows[view.visible[0]]["operator"] == "late"  # orders are rebuilt for new rows
@@ -177,7 +178,7 @@ def test_set_filter_says_whether_the_visible_rows_changed():
     assert view.set_filter("") is True
     with pytest.raises(FilterError):
         view.set_filter("[8,")
-    assert view.visible == list(range(len(view.rows)))
+    assert list(view.visible) == list(range(len(view.rows)))
 
 
 def test_accepted_rows_share_names_kinds_and_empty_containers_and_stay_equal():
@@ -291,3 +292,25 @@ def test_a_pasted_page_of_text_is_refused_at_once_not_run_over_every_row():
     with pytest.raises(FilterError):
         view.set_filter("*a* " * 25_000)
     assert len(view.visible) == len(sample_rows())  # a filter that cannot be read hides none
+
+
+def test_every_row_shown_holds_no_int_per_row_and_changes_are_told_across_kinds():
+    """Issue 31: 100k row ids as a list held 3.8 MiB of int objects. All rows in the
+    report's order are a range, all rows in a sort are that sort's shared order; a filter
+    gives a list. Whether a filter changed what shows is told whatever the kinds."""
+    view = RowView(sample_rows())
+    assert type(view.visible) is range and list(view.visible) == list(range(len(view.rows)))
+    view.extend([make_row("late", [[1]], 1, 0.0)])
+    assert view.visible == range(len(view.rows))
+    view.set_sort(Sort("cpu", True))
+    assert not isinstance(view.visible, list)  # the order itself, not a copy as ints
+    assert list(view.visible) == sorted_indices(view.rows, range(len(view.rows)), view.sort)
+    view.set_sort(Sort())
+    assert view.set_filter("mm") is True and type(view.visible) is list
+    view = RowView([row for row in sample_rows() if "aten" in row["operator"]])
+    assert view.set_filter("aten") is False  # every row: a list now, the same ids
+    assert type(view.visible) is list
+    assert view.set_filter("") is False and type(view.visible) is range
+    assert view.set_filter("mm") is True
+    assert same_ids(range(3), [0, 1, 2]) and same_ids(array("i", [2, 1]), [2, 1])
+    assert not same_ids(range(3), [0, 2, 1]) and not same_ids(range(2), [0, 1, 2])

@@ -181,7 +181,8 @@ async def test_device_sort_without_device_time_says_why(wait):
         await wait(pilot)
         before = list(app.main_screen.view.visible)
         await pilot.press("g")
-        assert app.main_screen.view.visible == before and app.main_screen.view.sort.key == "rank"
+        assert list(app.main_screen.view.visible) == before
+        assert app.main_screen.view.sort.key == "rank"
         messages = [n.message for n in app._notifications]
         assert any("not measured" in message for message in messages)
 

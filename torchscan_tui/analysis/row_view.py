@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import eq
 from typing import Any, Generic, TypeVar
 
 from torchscan_tui.analysis.filtering import Filter, FilterError, RowIndex, parse_filter
@@ -15,6 +16,16 @@ from torchscan_tui.analysis.sorting import ROW_SORTS, Sort, SortOrders, ValueOf
 
 # An operator row, a compare row, a kernel row: whatever a table shows, a name and figures.
 RowT = TypeVar("RowT", bound=Mapping[str, Any])
+
+
+def same_ids(first: Sequence[int], second: Sequence[int]) -> bool:
+    """Whether two ``visible`` sequences hold the same ids in the same order, whichever
+    kind each is (a range, an array, a list: such never compare equal to one another)."""
+    if first is second:
+        return True
+    if type(first) is type(second):
+        return first == second
+    return len(first) == len(second) and all(map(eq, first, second))
 
 
 @dataclass
@@ -29,7 +40,10 @@ class RowView(Generic[RowT]):
     filter: Filter = field(default_factory=Filter)
     sort: Sort = field(default_factory=Sort)
     selected: set[int] = field(default_factory=set)
-    visible: list[int] = field(default_factory=list)
+    # Row ids shown, in order: a range in the report's order, a sort's shared order of
+    # every row, or a list for a filter's; never an int object per row for all of them
+    # (100k ints held 3.8 MiB of the UI's 150, issue 31). Read-only: replaced, not changed.
+    visible: Sequence[int] = field(default_factory=list)
     hide_noise: bool = False  # leave out [memory] rows and view-only operators (.noise)
 
     index: RowIndex = field(default_factory=RowIndex)
@@ -41,8 +55,9 @@ class RowView(Generic[RowT]):
         self.refresh()
 
     def refresh(self) -> None:
+        indices: Sequence[int]
         if self.filter.empty:
-            indices = list(range(len(self.rows)))
+            indices = range(len(self.rows))
         else:
             indices = self.filter.select(self.index)
         if self.hide_noise:
@@ -67,12 +82,11 @@ class RowView(Generic[RowT]):
     def extend(self, new_rows: Sequence[RowT]) -> None:
         """Add rows that arrive in rank order. In rank order with no filter, the new rows
         simply go at the end, so a stream of batches costs nothing per batch."""
-        start = len(self.rows)
         self.rows.extend(new_rows)
         self.index.add(new_rows)
         self._orders = SortOrders(self.rows, self._orders.getters)
         if self.filter.empty and self.sort == Sort() and not self.hide_noise:
-            self.visible.extend(range(start, len(self.rows)))
+            self.visible = range(len(self.rows))
         else:
             self.refresh()
 
@@ -98,7 +112,7 @@ class RowView(Generic[RowT]):
             self.refresh()
             raise
         self.refresh()
-        return self.visible != before
+        return not same_ids(self.visible, before)
 
     def set_hide_noise(self, hide: bool) -> None:
         self.hide_noise = hide

@@ -109,11 +109,12 @@ class SortOrders:
             self._rank_order = array(ROW_NUMBER, range(len(self.rows)))
         return self._rank_order
 
-    def subset(self, key: str, descending: bool, indices: list[int]) -> list[int]:
-        """``indices`` in this sort (tests check it against a plain sort of the rows)."""
+    def subset(self, key: str, descending: bool, indices: Sequence[int]) -> Sequence[int]:
+        """``indices`` in this sort (tests check it against a plain sort of the rows).
+        Every row: the order itself, shared and read-only (no int object per row)."""
         order = self.order(key, descending)
         if len(indices) == len(self.rows):
-            return order.tolist()
+            return order
         keep = bytearray(len(self.rows))
         for index in indices:
             keep[index] = 1

@@ -24,7 +24,7 @@ from textual.widgets import Input
 
 from torchscan_tui.analysis.filtering import FilterError
 from torchscan_tui.analysis.noise import NOISE_DESCRIPTION
-from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.analysis.row_view import RowView, same_ids
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.export import COLUMNS, export_rows, format_for
 from torchscan_tui.ui.widgets.filter_bar import FilterBar
@@ -120,7 +120,7 @@ class RowsScreen(Screen[None]):
             changed = self.view.set_filter(text)
             bar.report_error("")
         except FilterError as exc:
-            changed = self.view.visible != shown
+            changed = not same_ids(self.view.visible, shown)
             bar.report_error(f"{exc} (showing all rows)")
         if changed:
             self.table.view_changed()
