@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import platform
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -108,3 +109,15 @@ def test_accepted_rows_share_their_repeated_times_and_encode_as_before():
 )  # fmt: skip
 def test_only_floats_written_alike_are_shared(value, other, same):
     assert same_float(value, other) is same
+
+
+def test_accepted_rows_lists_have_room_for_their_items_alone():
+    """A list built by appending keeps room for more (a row's one call site: room for
+    four); accepted rows' call sites and shapes lists are their exact size."""
+    decoded = real_rows()
+    accept_rows(decoded)
+    assert decoded == real_rows()
+    for row in decoded:
+        for items in (row.get("sites"), row["input_shapes"]):
+            if items:
+                assert sys.getsizeof(items) == sys.getsizeof([None] * len(items))

@@ -29,7 +29,13 @@ from torchscan_tui.analysis.records import (
     RowKind,
 )
 from torchscan_tui.formats.compact_records import compact_site, compact_spread
-from torchscan_tui.formats.row_memory import ONE, compact, same_float, shared_shapes
+from torchscan_tui.formats.row_memory import (
+    ONE,
+    compact,
+    exactly_sized,
+    same_float,
+    shared_shapes,
+)
 
 
 class PeakRss(TypedDict, total=False):
@@ -296,7 +302,7 @@ def share_common_values(rows: list[Row]) -> None:
             if len(sites) == 1 and same_float(site.get("cpu_self_seconds"), own):
                 site["cpu_self_seconds"] = own  # the row's one site: all of its time
         if sites:
-            row["sites"] = [compact_site(site) for site in sites]
+            row["sites"] = exactly_sized(map(compact_site, sites), len(sites))
         spread = row.get("cpu_self_seconds_per_step")
         if spread is not None:
             row["cpu_self_seconds_per_step"] = compact_spread(spread)
