@@ -75,7 +75,7 @@ def shared_shapes(shapes: list) -> list:
     kept = _SHAPES
     if len(kept) >= SHAPES_KEPT:
         kept.clear()
-    out = list(shapes)  # a copy of its exact size: appending would leave room for more
+    out = shapes[:]  # a copy of its exact size: appending (or list()) leaves room for more
     for index, shape in enumerate(out):
         if type(shape) is list and all(type(dim) is int for dim in shape):
             out[index] = kept.setdefault(tuple(shape), shape)
