@@ -4,6 +4,7 @@ replace, on a live run's real rows (tests/data/), in less memory."""
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import pickle
@@ -108,13 +109,10 @@ def test_compact_records_cannot_be_changed():
     [
         {"site": "a.py(1): f", "cpu_self_seconds": 1.0, "share": 1.0, "line": 3},  # a new key
         {"cpu_self_seconds": 1.0, "site": "a.py(1): f", "share": 1.0},  # another order
-        {"site": "a.py(1): f", "cpu_self_seconds": 1, "share": 1.0},  # an int time
-        {"site": "a.py(1): f", "cpu_self_seconds": math.nan, "share": 1.0},  # not equal to itself
-        {"site": 3, "cpu_self_seconds": 1.0, "share": 1.0},
-        {"site": "a.py(1): f", "cpu_self_seconds": 1.0, "share": 1.0, "stack": None},
+        {"site": "a.py(1): f", "cpu_self_seconds": 1.0},  # a key missing
     ],
 )
-def test_a_site_written_otherwise_stays_the_dict_it_was(odd):
+def test_a_site_of_other_keys_stays_the_dict_it_was(odd):
     assert compact_site(odd) is odd
 
 
@@ -123,32 +121,55 @@ def test_a_site_written_otherwise_stays_the_dict_it_was(odd):
     [
         {"mean": 1.0, "min": 1.0, "median": 1.0, "max": 1.0, "steps": 2, "p90": 1.0},
         {"min": 1.0, "mean": 1.0, "median": 1.0, "max": 1.0, "steps": 2},
-        {"mean": 1.0, "min": 1.0, "median": 1.0, "max": 1.0, "steps": 2.0},
-        {"mean": 1.0, "min": 1.0, "median": 1.0, "max": 1.0, "steps": True},
-        {"mean": 1.0, "min": 0, "median": 1.0, "max": 1.0, "steps": 2},
-        {"mean": 1.0, "min": 1.0, "median": 1.0, "max": 1.0, "steps": 2**70},
+        {"mean": 1.0, "median": 1.0, "max": 1.0, "steps": 2},
     ],
 )
-def test_a_spread_written_otherwise_stays_the_dict_it_was(odd):
+def test_a_spread_of_other_keys_stays_the_dict_it_was(odd):
     assert compact_spread(odd) is odd
 
 
-def test_a_spread_keeps_every_float_exactly_and_its_keys_with_or_without_mean():
-    figures = {"mean": 0.1 + 0.2, "min": -0.0, "median": 5e-324, "max": 1.7976931348623157e308,
-               "steps": 7}  # fmt: skip
-    spread = compact_spread(dict(figures))
-    assert type(spread) is CompactSpread
-    assert json.dumps(spread, default=as_plain) == json.dumps(figures)
-    assert math.copysign(1.0, spread["min"]) == -1.0
-    without_mean = {key: value for key, value in figures.items() if key != "mean"}
-    assert list(compact_spread(without_mean)) == ["min", "median", "max", "steps"]
+@pytest.mark.parametrize(
+    "plain",
+    [
+        {"site": "a.py(1): f", "cpu_self_seconds": 1, "share": None},  # an int time
+        {"site": 3, "cpu_self_seconds": 1.0, "share": 1.0, "stack": None},
+        {"mean": 1, "min": -0.0, "median": 5e-324, "max": 1.7976931348623157e308, "steps": 7},
+        {"min": 0.1 + 0.2, "median": 1.0, "max": 2.0, "steps": True},
+    ],
+)
+def test_a_compact_record_holds_its_values_as_decoded_and_writes_them_the_same(plain):
+    made = (compact_site if "site" in plain else compact_spread)(dict(plain))
+    assert type(made) in (CompactSite, CompactSpread)
+    assert made == plain and list(made) == list(plain) and len(made) == len(plain)
+    assert all(made[key] is value for key, value in plain.items())
+    assert json.dumps(made, default=as_plain) == json.dumps(plain)
+    assert msgspec.json.encode(made) == msgspec.json.encode(plain)
+    assert made.get("nope") is None and "nope" not in made
+    with pytest.raises(KeyError):
+        made["nope"]
+
+
+def test_a_nan_in_a_compact_record_is_written_as_null_as_in_a_dict(tmp_path):
+    """Only the stdlib reads NaN from a file; a report never holds one (finite)."""
+    report = real_report()
+    report["operators"] = report["operators"][:3]
+    report["operators"][0]["sites"][0]["cpu_self_seconds"] = math.nan
+    report["operators"][1][PER_STEP]["max"] = math.inf
+    plain = dumps_report(report)
+    accept_rows(report["operators"])
+    assert type(report["operators"][0]["sites"][0]) is CompactSite
+    assert dumps_report(report) == plain and "NaN" not in plain and "Infinity" not in plain
+
+
+def test_compact_records_are_not_tracked_by_the_collector():
+    """A Python class's instances all are: 226k of them made each collection between
+    two batches of streamed rows walk them (100k rows took 1.9x a bare pipe, not 1.2x)."""
+    rows, _ = accepted_and_copies()
+    assert not gc.is_tracked(rows[0]["sites"][0]) and not gc.is_tracked(rows[0][PER_STEP])
 
 
 def test_a_compact_record_is_smaller_than_the_dict_it_replaces():
     rows, copies = accepted_and_copies()
     row, copy = next((r, c) for r, c in zip(rows, copies, strict=True) if r.get("sites"))
-    site, plain = row["sites"][0], copy["sites"][0]
-    assert sys.getsizeof(site) < sys.getsizeof(plain) / 2
-    spread, plain_spread = row[PER_STEP], copy[PER_STEP]
-    held = sys.getsizeof(spread) + sys.getsizeof(spread._packed)
-    assert held < (sys.getsizeof(plain_spread) + 4 * sys.getsizeof(1.0)) / 2
+    assert sys.getsizeof(row["sites"][0]) < sys.getsizeof(copy["sites"][0]) / 3
+    assert sys.getsizeof(row[PER_STEP]) < sys.getsizeof(copy[PER_STEP]) / 3

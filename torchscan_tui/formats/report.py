@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 from torchscan_tui.analysis.compare import COMPARE_SCHEMA
 from torchscan_tui.analysis.records import KernelRow, Note, Row
 from torchscan_tui.formats.atomic import write_text_atomically
-from torchscan_tui.formats.compact_records import as_plain
+from torchscan_tui.formats.compact_records import as_plain, is_compact
 from torchscan_tui.formats.jsonio import (
     NotARegularFile,
     Progress,
@@ -95,6 +95,8 @@ def finite(value):
     """JSON never holds NaN or Infinity: such floats become None (a missing figure)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if is_compact(value):  # a row's call site or spread: its dict, walked
+        return finite(as_plain(value))
     if isinstance(value, dict):
         return {key: finite(item) for key, item in value.items()}
     if isinstance(value, list):

@@ -28,11 +28,15 @@ from torchscan_tui.analysis.records import (
     Row,
     RowKind,
 )
-from torchscan_tui.formats.compact_records import compact_site, compact_spread
+from torchscan_tui.formats.compact_records import (
+    SITE_KEYS,
+    SITE_KEYS_NO_STACK,
+    CompactSite,
+    compact_spread,
+)
 from torchscan_tui.formats.row_memory import (
     ONE,
     compact,
-    exactly_sized,
     same_float,
     shared_shapes,
 )
@@ -263,6 +267,35 @@ NO_CALLERS: dict = _EmptyMapping()
 NO_NOTES: list = _SharedSequence()
 
 
+def shared_sites(sites: list, own: object) -> list:
+    """A row's call sites, compact (formats/compact_records.py), sharing what repeats:
+    their lines' and stacks' text, a share of 1.0, a lone site's time (the row's own,
+    ``own``). The list is its exact size. A site of other keys stays a dict, shared the
+    same way in place."""
+    compacted = sites[:]  # a slice is its exact size (decoded lists keep room)
+    lone = len(sites) == 1
+    for at, site in enumerate(sites):
+        layout = type(site) is dict and tuple(site)
+        text, seconds, share = site["site"], site["cpu_self_seconds"], site["share"]
+        stack = site.get("stack")
+        text = sys.intern(text)
+        if stack is not None:
+            stack = sys.intern(stack)
+        if same_float(share, ONE):
+            share = ONE
+        if lone and same_float(seconds, own):
+            seconds = own  # the row's one site: all of its time
+        if layout == SITE_KEYS:
+            compacted[at] = CompactSite(text, seconds, share, stack)
+        elif layout == SITE_KEYS_NO_STACK:
+            compacted[at] = CompactSite(text, seconds, share)
+        else:
+            site["site"], site["cpu_self_seconds"], site["share"] = text, seconds, share
+            if stack is not None:
+                site["stack"] = stack
+    return compacted
+
+
 def share_common_values(rows: list[Row]) -> None:
     """Let freshly decoded rows hold one copy of what many of them hold: operator names,
     kinds, the empty callers and diagnostics most rows have, equal shapes, equal times (a
@@ -291,18 +324,9 @@ def share_common_values(rows: list[Row]) -> None:
         own = row.get("cpu_self_seconds")
         if same_float(row.get("cpu_total_seconds"), own):  # a leaf op: total is self
             row["cpu_total_seconds"] = own
-        sites = row.get("sites") or ()
-        for site in sites:  # call sites and their stacks repeat by line
-            site["site"] = sys.intern(site["site"])
-            stack = site.get("stack")
-            if stack is not None:
-                site["stack"] = sys.intern(stack)
-            if same_float(site.get("share"), ONE):
-                site["share"] = ONE
-            if len(sites) == 1 and same_float(site.get("cpu_self_seconds"), own):
-                site["cpu_self_seconds"] = own  # the row's one site: all of its time
-        if sites:
-            row["sites"] = exactly_sized(map(compact_site, sites), len(sites))
+        sites = row.get("sites")
+        if sites:  # call sites and their stacks repeat by line
+            row["sites"] = shared_sites(sites, own)
         spread = row.get("cpu_self_seconds_per_step")
         if spread is not None:
             row["cpu_self_seconds_per_step"] = compact_spread(spread)

@@ -18,7 +18,6 @@ where a row repeats a figure (:func:`same_float`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 SPLIT_KEYS_MAX = 30  # CPython shares no more keys than this (SHARED_KEYS_MAX_SIZE)
@@ -79,13 +78,4 @@ def shared_shapes(shapes: list) -> list:
     for index, shape in enumerate(out):
         if type(shape) is list and all(type(dim) is int for dim in shape):
             out[index] = kept.setdefault(tuple(shape), shape)
-    return out
-
-
-def exactly_sized(items: Iterable, count: int) -> list:
-    """``count`` items as a list with room for them alone (a list built by appending
-    keeps room for up to 4: 24 bytes more for a row's one call site, 2.4 MiB at 100k)."""
-    out = [None] * count
-    for index, item in enumerate(items):
-        out[index] = item
     return out

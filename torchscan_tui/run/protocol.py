@@ -41,7 +41,6 @@ import msgspec
 
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.common.gcpause import GcBurst
-from torchscan_tui.formats.compact_records import CompactSite, CompactSpread
 from torchscan_tui.formats.report_schema import Head, Report, check_head, share_common_values
 from torchscan_tui.run.phases import WorkerPhase
 
@@ -111,12 +110,10 @@ Read = Message | InvalidMessage
 
 
 def _plain(value: object) -> object:
-    """A str subclass (such as TorchVersion) as text, a row's compact call site or spread
-    as its dict (formats/compact_records.py); anything else is a bug to surface."""
+    """A str subclass (such as TorchVersion) as text; anything else is a bug to surface.
+    (A row's compact call sites and spreads are msgspec structs: written as themselves.)"""
     if isinstance(value, str):
         return str(value)
-    if isinstance(value, (CompactSite, CompactSpread)):
-        return dict(value.items())
     raise TypeError(f"cannot send {type(value).__name__} on the channel")
 
 
