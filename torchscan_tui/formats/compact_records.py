@@ -1,21 +1,22 @@
 """A row's call sites and its per-step spread held as small read-only mappings (issue 31).
 
 A decoded call site is a dict of four keys (~200 bytes with its table) and a per-step
-spread a dict of five (~200 bytes, with its floats ~300): at 100k rows, ~33 and ~27 MiB, a
-third of the rows' memory in the UI. Rows only read them once accepted (the detail pane,
-the export, the comparison), so :func:`compact_site` and :func:`compact_spread` hold each
-as a frozen msgspec ``Struct`` that reads as a :class:`~collections.abc.Mapping`: a site in
-48 bytes, a spread in 56 (its floats apart). Either reads, iterates, compares equal to and
-converts (``dict(x)``) as the dict it replaces, in the same key order, holding the same
-values, so what is written from it is the same JSON: msgspec writes a ``Struct`` itself
-(a missing stack or mean left out, as the dict had none), and the stdlib's JSON writers
-take it through :func:`as_plain`.
+spread a dict of five with four floats of its own (~300 bytes): at 100k rows, ~33 and
+~27 MiB, a third of the rows' memory in the UI. Rows only read them once accepted (the
+detail pane, the export, the comparison), so :func:`compact_site` and
+:func:`compact_spread` hold each as a read-only :class:`~collections.abc.Mapping`. Either
+reads, iterates, compares equal to and converts (``dict(x)``) as the dict it replaces, in
+the same key order, so what is written from it is the same JSON.
 
-Why a ``Struct`` and not a class with ``__slots__``: a struct made with ``gc=False`` is
-never tracked by the cyclic collector (it holds no container), where every instance of a
-Python class is. 226k tracked objects more made each collection between two batches of
-streamed rows walk them: 100k rows arrived in ~1.9x a bare msgspec pipe's time instead of
-~1.2x. A decoded dict of floats and strings is untracked by the collector's first pass.
+* A site is a frozen msgspec ``Struct`` (48 bytes) made with ``gc=False``: never tracked
+  by the cyclic collector, where every instance of a Python class is, and msgspec writes
+  it itself (a missing stack left out, as the dict had none). Its values are held as
+  decoded.
+* A spread packs its figures as doubles in one ``bytes`` (~130 bytes with its object,
+  no float objects; a struct of floats held 2.4 MiB more at 100k rows, past the UI's 150
+  MiB). msgspec cannot write it: the channel's encoder and the JSON writers take it
+  through :func:`as_plain`. Only floats pack exactly (an int would come back a float) and
+  NaN would no longer equal itself: a spread of other figures stays a dict.
 
 Only the key layouts a report writes are compacted: another key, or the keys in another
 order, and the dict stays as it was.
@@ -23,6 +24,7 @@ order, and the dict stays as it was.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -78,36 +80,57 @@ class CompactSite(msgspec.Struct, frozen=True, gc=False, eq=False, omit_defaults
     get = Mapping.get
 
 
-class CompactSpread(
-    msgspec.Struct, frozen=True, gc=False, eq=False, omit_defaults=True, kw_only=True
-):
-    """A row's CPU self time per step (``StepSpread``), its mean where one was written."""
+_SPREAD_KEYS = ("mean", "min", "median", "max", "steps")
+_SPREAD_KEYS_NO_MEAN = _SPREAD_KEYS[1:]
+_FIGURES = struct.Struct("=4dq")  # mean, min, median, max; steps
+_FIGURES_NO_MEAN = struct.Struct("=3dq")
 
-    mean: Any = UNSET
-    min: Any
-    median: Any
-    max: Any
-    steps: Any
 
-    __getitem__ = _getitem
-    __iter__ = _iter
-    __len__ = _len
-    __eq__ = _eq
+class CompactSpread(Mapping[str, Any]):
+    """A row's CPU self time per step (``StepSpread``): its figures packed as doubles,
+    each read back as the float it was (a double holds a float exactly), so no float
+    object each (a struct of floats held 2.4 MiB more at 100k rows, past the UI's 150).
+    msgspec cannot write it: the channel's encoder and the JSON writers take it through
+    :func:`as_plain`."""
+
+    __slots__ = ("_packed",)
+
+    def __init__(self, packed: bytes):
+        self._packed = packed
+
+    def _keys(self) -> tuple[str, ...]:
+        return _SPREAD_KEYS if len(self._packed) == _FIGURES.size else _SPREAD_KEYS_NO_MEAN
+
+    def _values(self) -> tuple:
+        layout = _FIGURES if len(self._packed) == _FIGURES.size else _FIGURES_NO_MEAN
+        return layout.unpack(self._packed)
+
+    def __getitem__(self, key: str) -> Any:
+        keys = self._keys()
+        if key not in keys:
+            raise KeyError(key)
+        return self._values()[keys.index(key)]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._keys())
+
+    def __len__(self) -> int:
+        return len(self._keys())
+
+    def items(self):  # one unpacking, not one per key
+        return dict(zip(self._keys(), self._values(), strict=True)).items()
+
     __repr__ = _repr
-    __contains__ = Mapping.__contains__
-    keys = Mapping.keys
-    items = Mapping.items
-    values = Mapping.values
-    get = Mapping.get
+
+    def __reduce__(self) -> tuple:
+        return (CompactSpread, (self._packed,))
 
 
 Mapping.register(CompactSite)
-Mapping.register(CompactSpread)
 
 SITE_KEYS = CompactSite.__struct_fields__
 SITE_KEYS_NO_STACK = SITE_KEYS[:3]
 _SITE_LAYOUTS = frozenset({SITE_KEYS, SITE_KEYS_NO_STACK})
-_SPREAD_LAYOUTS = frozenset({CompactSpread.__struct_fields__, CompactSpread.__struct_fields__[1:]})
 
 
 def compact_site(site: object) -> Any:
@@ -119,11 +142,29 @@ def compact_site(site: object) -> Any:
 
 
 def compact_spread(spread: object) -> Any:
-    """``spread`` as a :class:`CompactSpread` when it has a per-step spread's keys in
-    their order (with or without its mean); otherwise ``spread`` itself."""
-    if type(spread) is dict and tuple(spread) in _SPREAD_LAYOUTS:
-        return CompactSpread(**spread)
-    return spread
+    """``spread`` as a :class:`CompactSpread` when it is a per-step spread as reports
+    write it (mean where written, min, median, max as floats, steps as an int);
+    otherwise ``spread`` itself. Packed as doubles, so only floats (an int would come
+    back a float) and none NaN (it would no longer equal itself)."""
+    if type(spread) is not dict:
+        return spread
+    keys = tuple(spread)
+    if keys == _SPREAD_KEYS:
+        layout = _FIGURES
+    elif keys == _SPREAD_KEYS_NO_MEAN:
+        layout = _FIGURES_NO_MEAN
+    else:
+        return spread
+    values = tuple(spread.values())
+    for figure in values[:-1]:
+        if type(figure) is not float or figure != figure:
+            return spread
+    if type(values[-1]) is not int:
+        return spread
+    try:
+        return CompactSpread(layout.pack(*values))
+    except struct.error:  # a step count past 64 bits
+        return spread
 
 
 def is_compact(value: object) -> bool:

@@ -41,6 +41,7 @@ import msgspec
 
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.common.gcpause import GcBurst
+from torchscan_tui.formats.compact_records import as_plain, is_compact
 from torchscan_tui.formats.report_schema import Head, Report, check_head, share_common_values
 from torchscan_tui.run.phases import WorkerPhase
 
@@ -110,10 +111,13 @@ Read = Message | InvalidMessage
 
 
 def _plain(value: object) -> object:
-    """A str subclass (such as TorchVersion) as text; anything else is a bug to surface.
-    (A row's compact call sites and spreads are msgspec structs: written as themselves.)"""
+    """A str subclass (such as TorchVersion) as text, a row's compact spread as its dict
+    (formats/compact_records.py; its compact call sites are structs msgspec writes
+    itself); anything else is a bug to surface."""
     if isinstance(value, str):
         return str(value)
+    if is_compact(value):
+        return as_plain(value)
     raise TypeError(f"cannot send {type(value).__name__} on the channel")
 
 
