@@ -20,12 +20,11 @@ from torchscan_tui.formats.compact_records import (
     CompactSite,
     CompactSpread,
     as_plain,
-    compact_site,
     compact_spread,
 )
 from torchscan_tui.formats.export import export_rows
 from torchscan_tui.formats.report import dumps_report, load_report, save_report
-from torchscan_tui.formats.report_schema import accept_rows
+from torchscan_tui.formats.report_schema import accept_rows, shared_sites
 from torchscan_tui.run import protocol
 
 REAL_REPORT = Path(__file__).parent / "data" / "real_report_train_transformer.json"
@@ -109,11 +108,11 @@ def test_compact_records_cannot_be_changed():
     [
         {"site": "a.py(1): f", "cpu_self_seconds": 1.0, "share": 1.0, "line": 3},  # a new key
         {"cpu_self_seconds": 1.0, "site": "a.py(1): f", "share": 1.0},  # another order
-        {"site": "a.py(1): f", "cpu_self_seconds": 1.0},  # a key missing
+        {"site": "a.py(1): f", "cpu_self_seconds": 1.0, "share": 1.0, "stack": "s", "x": 1},
     ],
 )
 def test_a_site_of_other_keys_stays_the_dict_it_was(odd):
-    assert compact_site(odd) is odd
+    assert shared_sites([odd], None)[0] is odd
 
 
 @pytest.mark.parametrize(
@@ -146,7 +145,7 @@ def test_a_spread_that_would_not_pack_exactly_stays_the_dict_it_was(odd):
     "plain",
     [
         {"site": "a.py(1): f", "cpu_self_seconds": 1, "share": None},  # an int time
-        {"site": 3, "cpu_self_seconds": 1.0, "share": 1.0, "stack": None},
+        {"site": "b.py(2): g", "cpu_self_seconds": 0.25, "share": 0.5, "stack": "b.py(2): g;c"},
         {
             "mean": 0.1 + 0.2,
             "min": -0.0,
@@ -158,7 +157,10 @@ def test_a_spread_that_would_not_pack_exactly_stays_the_dict_it_was(odd):
     ],
 )
 def test_a_compact_record_holds_its_values_exactly_and_writes_them_the_same(plain):
-    made = (compact_site if "site" in plain else compact_spread)(dict(plain))
+    if "site" in plain:
+        (made,) = shared_sites([dict(plain)], None)
+    else:
+        made = compact_spread(dict(plain))
     assert type(made) in (CompactSite, CompactSpread)
     assert made == plain and list(made) == list(plain) and len(made) == len(plain)
     assert all(repr(made[key]) == repr(value) for key, value in plain.items())

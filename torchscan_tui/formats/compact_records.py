@@ -3,10 +3,11 @@
 A decoded call site is a dict of four keys (~200 bytes with its table) and a per-step
 spread a dict of five with four floats of its own (~300 bytes): at 100k rows, ~33 and
 ~27 MiB, a third of the rows' memory in the UI. Rows only read them once accepted (the
-detail pane, the export, the comparison), so :func:`compact_site` and
-:func:`compact_spread` hold each as a read-only :class:`~collections.abc.Mapping`. Either
-reads, iterates, compares equal to and converts (``dict(x)``) as the dict it replaces, in
-the same key order, so what is written from it is the same JSON.
+detail pane, the export, the comparison), so accepting them (``shared_sites`` in
+report_schema.py, :func:`compact_spread`) holds each as a read-only
+:class:`~collections.abc.Mapping`. Either reads, iterates, compares equal to and converts
+(``dict(x)``) as the dict it replaces, in the same key order, so what is written from it
+is the same JSON.
 
 * A site is a frozen msgspec ``Struct`` (48 bytes) made with ``gc=False``: never tracked
   by the cyclic collector, where every instance of a Python class is, and msgspec writes
@@ -130,15 +131,6 @@ Mapping.register(CompactSite)
 
 SITE_KEYS = CompactSite.__struct_fields__
 SITE_KEYS_NO_STACK = SITE_KEYS[:3]
-_SITE_LAYOUTS = frozenset({SITE_KEYS, SITE_KEYS_NO_STACK})
-
-
-def compact_site(site: object) -> Any:
-    """``site`` as a :class:`CompactSite` when it has a call site's keys in their order
-    (with or without its stack); otherwise ``site`` itself."""
-    if type(site) is dict and tuple(site) in _SITE_LAYOUTS:
-        return CompactSite(*site.values())
-    return site
 
 
 def compact_spread(spread: object) -> Any:
