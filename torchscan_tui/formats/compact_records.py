@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, cast
 
 import msgspec
 
@@ -81,6 +81,10 @@ class CompactSite(msgspec.Struct, frozen=True, gc=False, eq=False, omit_defaults
     get = Mapping.get
 
 
+Mapping.register(CompactSite)
+SITE_KEYS = CompactSite.__struct_fields__  # the layouts a site is made compact from
+SITE_KEYS_NO_STACK = SITE_KEYS[:3]
+
 _SPREAD_KEYS = ("mean", "min", "median", "max", "steps")
 _SPREAD_KEYS_NO_MEAN = _SPREAD_KEYS[1:]
 _FIGURES = struct.Struct("=4dq")  # mean, min, median, max; steps
@@ -127,12 +131,6 @@ class CompactSpread(Mapping[str, Any]):
         return (CompactSpread, (self._packed,))
 
 
-Mapping.register(CompactSite)
-
-SITE_KEYS = CompactSite.__struct_fields__
-SITE_KEYS_NO_STACK = SITE_KEYS[:3]
-
-
 def compact_spread(spread: object) -> Any:
     """``spread`` as a :class:`CompactSpread` when it is a per-step spread as reports
     write it (mean where written, min, median, max as floats, steps as an int);
@@ -167,5 +165,5 @@ def as_plain(value: object) -> object:
     """A compact record as the dict it stands for (a JSON encoder's ``default``);
     anything else cannot be written, as before."""
     if is_compact(value):
-        return dict(value.items())  # type: ignore[attr-defined]
+        return dict(cast(Mapping[str, Any], value).items())
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")

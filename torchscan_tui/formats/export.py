@@ -22,7 +22,6 @@ from torchscan_tui.formats.atomic import (
     check_destination,
     write_text_atomically,
 )
-from torchscan_tui.formats.compact_records import as_plain
 from torchscan_tui.formats.report import finite
 
 COLUMNS = EXPORT_COLUMNS
@@ -71,7 +70,8 @@ def rows_to_json(rows: Sequence[Mapping[str, Any]], columns: Sequence[str] = COL
     row per line as saved reports hold them: compact, greppable, diffable."""
     if not rows:
         return "[]\n"
-    lines = ",\n ".join(json.dumps(finite(row), allow_nan=False, default=as_plain) for row in rows)
+    # finite gives a row's compact call sites and spread as the dicts they stand for
+    lines = ",\n ".join(json.dumps(finite(row), allow_nan=False) for row in rows)
     return f"[\n {lines}\n]\n"
 
 

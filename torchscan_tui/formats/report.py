@@ -137,7 +137,7 @@ def dumps_report(report: Mapping[str, Any]) -> str:
 
 
 def _indented_json(value: object) -> str:
-    return json.dumps(finite(value), indent=1, allow_nan=False, default=as_plain) + "\n"
+    return json.dumps(finite(value), indent=1, allow_nan=False) + "\n"  # finite: as dicts
 
 
 def save_report(report: Report, path: str | os.PathLike, *, overwrite: bool = False) -> Path:

@@ -94,10 +94,10 @@ class EventPump:
             self._texts_waiting += text
             self._inbox.append(event)
 
-    def _texts_taken(self, count: int = 1) -> None:
-        """``count`` parts of text left the inbox: room for more."""
+    def _text_taken(self) -> None:
+        """A part of text left the inbox: room for another."""
         with self._room:
-            self._texts_waiting = max(0, self._texts_waiting - count)
+            self._texts_waiting = max(0, self._texts_waiting - 1)
             self._room.notify_all()
 
     def _forget(self, ended: bool) -> None:
@@ -141,7 +141,7 @@ class EventPump:
                     inbox.appendleft(event)  # for a later tick
                     break
                 self._decoding.set(True)
-                self._texts_taken()
+                self._text_taken()
                 try:
                     event = RowsReceived(event.texts.decode())
                 except ValueError as exc:
