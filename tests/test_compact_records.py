@@ -88,6 +88,33 @@ def test_rows_with_compact_records_travel_on_the_channel_as_the_dicts():
     assert protocol.decode(line).rows == copies[:20]
 
 
+def test_the_channel_decodes_sites_and_spreads_straight_into_shared_compact_records():
+    """The channel's rows are decoded as ReceivedRow (no dict made per site or spread),
+    then shared as accepted rows are: the same records, the same text objects, a lone
+    site's time the row's own float, its share the one 1.0."""
+    rows, copies = accepted_and_copies()
+    received = protocol.decode(protocol.encode(protocol.RowsMessage(rows=copies))).rows
+    assert received == rows == copies
+    for got, accepted in zip(received, rows, strict=True):
+        got_sites, accepted_sites = got.get("sites") or [], accepted.get("sites") or []
+        assert [type(site) for site in got_sites] == [type(s) for s in accepted_sites]
+        assert all(type(site) is CompactSite for site in got_sites)
+        for site, same in zip(got_sites, accepted_sites, strict=True):
+            assert site.site is same.site and site.stack is same.stack  # interned alike
+            assert site.share is same.share or site.share != 1.0
+        if len(got_sites) == 1:
+            assert got_sites[0].cpu_self_seconds is got["cpu_self_seconds"]
+        assert type(got.get(PER_STEP)) is type(accepted.get(PER_STEP))
+    assert sum(PER_STEP in row for row in received) > 0
+
+
+def test_a_spread_of_a_step_count_past_64_bits_arrives_as_its_dict():
+    row = {**real_report()["operators"][0]}
+    row[PER_STEP] = {"mean": 1.0, "min": 1.0, "median": 1.0, "max": 1.0, "steps": 2**70}
+    (got,) = protocol.decode(protocol.encode(protocol.RowsMessage(rows=[row]))).rows
+    assert type(got[PER_STEP]) is dict and got[PER_STEP] == row[PER_STEP]
+
+
 def test_compact_records_pickle_as_themselves():
     rows, copies = accepted_and_copies()
     again = pickle.loads(pickle.dumps(rows))

@@ -63,12 +63,20 @@ def test_keys_a_class_cannot_take_leave_the_row_equal(key):
 
 def test_equal_flat_shapes_become_one_list_and_others_stay_as_they_are():
     nested = [[2, 3], [4]]  # a tensor list input: not a flat shape
-    first = shared_shapes([[8, 16], [], nested, [1.5]])
-    second = shared_shapes([[8, 16], [], [[2, 3], [4]], [1.5]])
-    assert first == second == [[8, 16], [], nested, [1.5]]
+    first = shared_shapes([[8, 16], [], nested, 7])
+    second = shared_shapes([[8, 16], [], [[2, 3], [4]], 7])
+    assert first == second == [[8, 16], [], nested, 7]
     assert first[0] is second[0] and first[1] is second[1]
     assert first[2] is nested and second[2] is not nested  # nested lists are not shared
-    assert first[3] is not second[3]
+
+
+@pytest.mark.parametrize("dim", [8.0, True])
+def test_a_shape_of_a_dim_equal_to_an_int_never_reaches_the_sharing(dim):
+    """shared_shapes shares by equality: [8.0] and [True] equal [8] and [1], so it is
+    only given checked rows, and the check refuses them."""
+    row = {**real_rows()[0], "input_shapes": [[dim, 16]]}
+    with pytest.raises(ValueError, match="row 1: input_shapes"):
+        accept_rows([row])
 
 
 def test_accepted_real_rows_share_their_equal_shapes_and_stay_equal():

@@ -62,12 +62,14 @@ def _repr(self: Any) -> str:
 
 class CompactSite(msgspec.Struct, frozen=True, gc=False, eq=False, omit_defaults=True):
     """A call site (analysis/records.py ``SiteRow``): where from, its time, its share of
-    the row's, and its stack where one was kept. Values are held as decoded."""
+    the row's, and its stack where one was kept. Made from a checked dict its values are
+    held as they were; the channel decodes sites straight into it (its fields' types are
+    ``SiteRow``'s, checked as decoded)."""
 
-    site: Any
-    cpu_self_seconds: Any
-    share: Any
-    stack: Any = UNSET
+    site: str
+    cpu_self_seconds: float
+    share: float
+    stack: str | msgspec.UnsetType = UNSET
 
     __getitem__ = _getitem
     __iter__ = _iter
@@ -155,6 +157,31 @@ def compact_spread(spread: object) -> Any:
         return CompactSpread(layout.pack(*values))
     except struct.error:  # a step count past 64 bits
         return spread
+
+
+class ReceivedSpread(msgspec.Struct, gc=False):
+    """A per-step spread as the channel decodes it (``StepSpread``'s fields, checked as
+    decoded), only until :func:`spread_of_received` packs it."""
+
+    min: float
+    median: float
+    max: float
+    steps: int
+    mean: float | msgspec.UnsetType = UNSET
+
+
+def spread_of_received(spread: ReceivedSpread) -> Any:
+    """A decoded spread packed as a :class:`CompactSpread` (its figures are floats, and
+    JSON carries no NaN), or as its dict where its step count is past 64 bits."""
+    try:
+        if spread.mean is UNSET:
+            packed = _FIGURES_NO_MEAN.pack(spread.min, spread.median, spread.max, spread.steps)
+        else:
+            packed = _FIGURES.pack(spread.mean, spread.min, spread.median, spread.max, spread.steps)
+    except struct.error:
+        figures = {key: getattr(spread, key) for key in _SPREAD_KEYS}
+        return {key: value for key, value in figures.items() if value is not UNSET}
+    return CompactSpread(packed)
 
 
 def is_compact(value: object) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any, TypedDict, cast
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import msgspec
 
@@ -31,8 +31,11 @@ from torchscan_tui.analysis.records import (
 from torchscan_tui.formats.compact_records import (
     SITE_KEYS,
     SITE_KEYS_NO_STACK,
+    UNSET,
     CompactSite,
+    ReceivedSpread,
     compact_spread,
+    spread_of_received,
 )
 from torchscan_tui.formats.row_memory import (
     ONE,
@@ -226,6 +229,20 @@ def _where(exc: Exception, offset: int = 0) -> str:
     return f"{path.lstrip('.') or 'the report'}: {what}"
 
 
+if TYPE_CHECKING:  # a row as any other to whoever holds one
+    ReceivedRow = Row
+else:
+
+    class ReceivedRow(Row, total=False):
+        """``Row`` as the channel decodes it: its call sites straight into compact
+        structs and its per-step spread into a struct (packed by
+        :func:`share_common_values`), so no dict is made and taken apart for each; every
+        field checked as ``Row``'s."""
+
+        sites: list[CompactSite]
+        cpu_self_seconds_per_step: ReceivedSpread
+
+
 def check_rows(rows: object, offset: int = 0) -> None:
     """Raise ValueError naming the first row (counted from 1, after ``offset`` rows) and
     field that does not have its type."""
@@ -267,19 +284,25 @@ NO_CALLERS: dict = _EmptyMapping()
 NO_NOTES: list = _SharedSequence()
 
 
-def shared_sites(sites: list, own: object) -> list:
+def shared_sites(sites: list, own: Any) -> list:
     """A row's call sites, compact (formats/compact_records.py), sharing what repeats:
     their lines' and stacks' text, a share of 1.0, a lone site's time (the row's own,
-    ``own``). The list is its exact size. A site of other keys stays a dict, shared the
-    same way in place."""
+    ``own``). The list is its exact size. A site the channel decoded straight into a
+    struct is made again with the shared values; a site of other keys stays a dict,
+    shared the same way in place."""
     compacted = sites[:]  # a slice is its exact size (decoded lists keep room)
     lone = len(sites) == 1
     for at, site in enumerate(sites):
-        layout = type(site) is dict and tuple(site)
-        text, seconds, share = site["site"], site["cpu_self_seconds"], site["share"]
-        stack = site.get("stack")
+        if type(site) is CompactSite:  # attributes: a struct's items go through Python
+            text, seconds, share = site.site, site.cpu_self_seconds, site.share
+            stack: Any = site.stack
+            layout: object = SITE_KEYS if stack is not UNSET else SITE_KEYS_NO_STACK
+        else:
+            layout = type(site) is dict and tuple(site)
+            text, seconds, share = site["site"], site["cpu_self_seconds"], site["share"]
+            stack = site.get("stack", UNSET)
         text = sys.intern(text)
-        if stack is not None:
+        if stack is not UNSET:
             stack = sys.intern(stack)
         if same_float(share, ONE):
             share = ONE
@@ -291,7 +314,7 @@ def shared_sites(sites: list, own: object) -> list:
             compacted[at] = CompactSite(text, seconds, share)
         else:
             site["site"], site["cpu_self_seconds"], site["share"] = text, seconds, share
-            if stack is not None:
+            if stack is not UNSET:
                 site["stack"] = stack
     return compacted
 
@@ -306,7 +329,9 @@ def share_common_values(rows: list[Row]) -> None:
     Decoded JSON gives every row its own: ~23 MiB of copies at 100k rows, which stay
     (freed later, they would leave the allocator's arenas as full). Done on each batch as
     it is decoded, the copies freed are reused by the next batch's decoding instead.
-    Values stay equal: rows compare, export and save as before.
+    Values stay equal: rows compare, export and save as before. The rows are checked
+    ones (decoded as :data:`ReceivedRow`, or through :func:`check_rows`): a flat shape's
+    dims are then ints (``shared_shapes`` relies on it).
     """
     for index, row in enumerate(rows):
         row["operator"] = sys.intern(row["operator"])
@@ -328,7 +353,9 @@ def share_common_values(rows: list[Row]) -> None:
         if sites:  # call sites and their stacks repeat by line
             row["sites"] = shared_sites(sites, own)
         spread = row.get("cpu_self_seconds_per_step")
-        if spread is not None:
+        if type(spread) is ReceivedSpread:  # the channel's: decoded as a struct
+            row["cpu_self_seconds_per_step"] = spread_of_received(spread)
+        elif spread is not None:
             row["cpu_self_seconds_per_step"] = compact_spread(spread)
         rows[index] = cast(Row, compact(cast(dict, row)))
 

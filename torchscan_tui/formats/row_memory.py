@@ -70,12 +70,17 @@ def same_float(value: object, other: object) -> bool:
 
 
 def shared_shapes(shapes: list) -> list:
-    """``shapes`` with each flat shape (a list of ints) the one list of its dims."""
+    """``shapes`` with each flat shape the one list of its dims. For a checked row's
+    shapes (``Shape``: a dim is an int or a list, never a float or a bool, which would
+    equal an int), so a shape that hashes as a tuple is a flat list of ints."""
     kept = _SHAPES
     if len(kept) >= SHAPES_KEPT:
         kept.clear()
     out = shapes[:]  # a copy of its exact size: appending (or list()) leaves room for more
     for index, shape in enumerate(out):
-        if type(shape) is list and all(type(dim) is int for dim in shape):
-            out[index] = kept.setdefault(tuple(shape), shape)
+        if type(shape) is list:
+            try:
+                out[index] = kept.setdefault(tuple(shape), shape)
+            except TypeError:  # a nested shape (a list of tensors): its own
+                pass
     return out

@@ -39,10 +39,15 @@ from typing import Any, cast
 
 import msgspec
 
-from torchscan_tui.analysis.records import Row
 from torchscan_tui.common.gcpause import GcBurst
 from torchscan_tui.formats.compact_records import as_plain, is_compact
-from torchscan_tui.formats.report_schema import Head, Report, check_head, share_common_values
+from torchscan_tui.formats.report_schema import (
+    Head,
+    ReceivedRow,
+    Report,
+    check_head,
+    share_common_values,
+)
 from torchscan_tui.run.phases import WorkerPhase
 
 ROW_BATCH = 1000  # rows per message on the channel (and per batch a reopened report sends)
@@ -76,7 +81,10 @@ class HeadMessage(_Message, tag="meta"):
 
 
 class RowsMessage(_Message, tag="rows"):
-    rows: list[Row]
+    """Rows in rank order: decoded as :data:`~torchscan_tui.formats.report_schema.ReceivedRow`
+    (their call sites and spreads straight into compact records), written as any row."""
+
+    rows: list[ReceivedRow]
 
 
 class ErrorMessage(_Message, tag="error"):
