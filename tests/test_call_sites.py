@@ -84,17 +84,27 @@ def _run(tmp_path: Path, script: Path, *options: str) -> tuple[dict, str]:
 @pytest.mark.slow
 def test_the_transformer_samples_top_line_is_its_mlp(tmp_path):
     """The done-when on sample_workloads/transformer.py: by line, the MLP's line first,
-    the attention's lines next; the trace of the window holds none of the traced step."""
-    report, _ = _run(tmp_path, TRANSFORMER, "--trace", str(tmp_path / "t.json"))
-    assert report["context"]["call_sites"] is True
-    lines = by_line(report["operators"])
-    top = lines[0]
-    assert (Path(top["file"]), top["line"]) == (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    the attention's lines next; the trace of the window holds none of the traced step.
+
+    Its three forward passes are a few ms each: the MLP's line leads by ~3x here, but a
+    stall of ~10 ms in an attention line reordered them in one of four clean-clone CI
+    runs. So a second run is taken when the first's top line is not the MLP's: both
+    reordered fails, as the sample's claim would then be wrong."""
+    mlp_line = (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    for attempt in range(2):
+        trace = tmp_path / f"t{attempt}.json"
+        report, _ = _run(tmp_path, TRANSFORMER, "--trace", str(trace))
+        assert report["context"]["call_sites"] is True
+        lines = by_line(report["operators"])
+        top = lines[0]
+        if (Path(top["file"]), top["line"]) == mlp_line:
+            break
+    assert (Path(top["file"]), top["line"]) == mlp_line
     attention = {
         _line_of(TRANSFORMER, text) for text in ("self.qkv(x)", "torch.softmax(", "weights @ v")
     }
     assert attention <= {line["line"] for line in lines[1:6]}
-    assert SITE_MARK not in (tmp_path / "t.json").read_text()
+    assert SITE_MARK not in trace.read_text()
 
 
 @pytest.mark.slow
