@@ -260,7 +260,12 @@ def main() -> None:
         }
         if refs is not None:
             readers["the plugin"] = [refs, "-c", PLUGIN_LOAD, str(trace)]
-            readers["HTA"] = [refs, "-c", HTA_PARSE, str(trace.parent)]
+            # HTA parses every JSON file of the folder it is given as a rank's trace: a
+            # folder of this trace alone (a --keep path's folder may hold other files).
+            alone = Path(folder) / "hta"
+            alone.mkdir()
+            (alone / trace.name).symlink_to(trace.resolve())
+            readers["HTA"] = [refs, "-c", HTA_PARSE, str(alone)]
         results: dict[str, list[tuple[float, int]]] = {name: [] for name in readers}
         for _ in range(args.repeats):
             for name, argv in readers.items():
