@@ -15,6 +15,7 @@ import pytest
 from torchscan_tui.formats.compact_records import as_plain
 from torchscan_tui.formats.report_schema import accept_rows
 from torchscan_tui.formats.row_memory import ONE, compact, same_float, shared_shapes
+from torchscan_tui.run import protocol
 
 REAL_REPORT = Path(__file__).parent / "data" / "real_report_train_transformer.json"
 
@@ -73,10 +74,12 @@ def test_equal_flat_shapes_become_one_list_and_others_stay_as_they_are():
 @pytest.mark.parametrize("dim", [8.0, True])
 def test_a_shape_of_a_dim_equal_to_an_int_never_reaches_the_sharing(dim):
     """shared_shapes shares by equality: [8.0] and [True] equal [8] and [1], so it is
-    only given checked rows, and the check refuses them."""
+    only given checked rows, and the check refuses them: a report's, and the channel's."""
     row = {**real_rows()[0], "input_shapes": [[dim, 16]]}
     with pytest.raises(ValueError, match="row 1: input_shapes"):
         accept_rows([row])
+    with pytest.raises(protocol.NotAMessage, match=r"rows\[0\]\.input_shapes"):
+        protocol.decode(protocol.encode(protocol.RowsMessage(rows=[row])))
 
 
 def test_accepted_real_rows_share_their_equal_shapes_and_stay_equal():
