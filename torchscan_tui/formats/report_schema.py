@@ -296,7 +296,7 @@ def shared_sites(sites: list, own: Any) -> list:
         if type(site) is CompactSite:  # attributes: a struct's items go through Python
             text, seconds, share = site.site, site.cpu_self_seconds, site.share
             stack: Any = site.stack
-            layout: object = SITE_KEYS if stack is not UNSET else SITE_KEYS_NO_STACK
+            layout: object = SITE_KEYS
         else:
             layout = type(site) is dict and tuple(site)
             text, seconds, share = site["site"], site["cpu_self_seconds"], site["share"]
@@ -308,10 +308,8 @@ def shared_sites(sites: list, own: Any) -> list:
             share = ONE
         if lone and same_float(seconds, own):
             seconds = own  # the row's one site: all of its time
-        if layout == SITE_KEYS:
+        if layout == SITE_KEYS or layout == SITE_KEYS_NO_STACK:  # UNSET: no stack
             compacted[at] = CompactSite(text, seconds, share, stack)
-        elif layout == SITE_KEYS_NO_STACK:
-            compacted[at] = CompactSite(text, seconds, share)
         else:
             site["site"], site["cpu_self_seconds"], site["share"] = text, seconds, share
             if stack is not UNSET:

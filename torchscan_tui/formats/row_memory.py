@@ -70,9 +70,9 @@ def same_float(value: object, other: object) -> bool:
 
 
 def shared_shapes(shapes: list) -> list:
-    """``shapes`` with each flat shape the one list of its dims. For a checked row's
-    shapes (``Shape``: a dim is an int or a list, never a float or a bool, which would
-    equal an int), so a shape that hashes as a tuple is a flat list of ints."""
+    """``shapes`` with each flat shape the one list of its dims. Only for a checked
+    row's shapes (``Shape``: a dim is an int or a list, never a float or a bool, which
+    would equal an int): there, a shape that hashes as a tuple is a flat list of ints."""
     kept = _SHAPES
     if len(kept) >= SHAPES_KEPT:
         kept.clear()
