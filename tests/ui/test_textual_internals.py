@@ -3,8 +3,8 @@
 ``pyproject.toml`` bounds textual below the next major version. These tests fail loudly,
 naming what moved, when an upgrade changes one of the internals we rely on: the footer's
 recompose on a bindings change (KeyFooter coalesces them), the scroll view's size
-reactives (OperatorTable resizes without a screen layout), and the app's default screen
-(one App, a screen per mode).
+reactives (OperatorTable resizes without a screen layout), the scrollbar it makes and
+draws as strips, and the app's default screen (one App, a screen per mode).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from textual.app import App
 from textual.reactive import Reactive
 from textual.scroll_view import ScrollView
-from textual.scrollbar import ScrollBar
+from textual.scrollbar import ScrollBar, ScrollBarRender
 from textual.widget import Widget
 from textual.widgets import Footer, Input
 
@@ -80,3 +80,16 @@ async def test_a_filter_longer_than_its_box_still_scrolls_to_the_cursor():
         await pilot.pause()
         assert box.virtual_size.width == len(text) + 1
         assert box.render_line(0).text.rstrip().endswith("w013w014")
+
+
+def test_the_scrollbar_is_still_made_as_the_tables_own_is():
+    """OperatorTable.vertical_scrollbar makes a StripScrollBar as Widget makes its
+    ScrollBar (the same attribute, started the same way), and the strip bar asks
+    ScrollBarRender.render_bar for the bar's cells."""
+    source = inspect.getsource(Widget.vertical_scrollbar.fget)
+    for used in ("self._vertical_scrollbar", "self.app._start_widget(self", ".display = False"):
+        assert used in source, f"Widget.vertical_scrollbar no longer uses {used!r}"
+    parameters = inspect.signature(ScrollBarRender.render_bar).parameters
+    for name in ("size", "virtual_size", "window_size", "position", "thickness", "vertical",
+                 "back_color", "bar_color"):  # fmt: skip
+        assert name in parameters, f"ScrollBarRender.render_bar has no {name!r}"

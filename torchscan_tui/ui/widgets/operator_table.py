@@ -24,6 +24,7 @@ from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
+from textual.scrollbar import ScrollBar
 from textual.strip import Strip
 
 from torchscan_tui.analysis.fields import FIELDS, ROW_FIELDS
@@ -35,6 +36,7 @@ from torchscan_tui.common.formatting import (
     share_bar,
 )
 from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.ui.widgets.strip_scrollbar import StripScrollBar
 
 
 class Cell(NamedTuple):
@@ -390,6 +392,18 @@ class OperatorTable(ScrollView, can_focus=True):
         self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
         self.refresh()
+
+    @property
+    def vertical_scrollbar(self) -> ScrollBar:
+        """The vertical scrollbar, made as Textual makes it but drawn as strips
+        (widgets/strip_scrollbar.py): its thumb moves at every filter keystroke."""
+        if self._vertical_scrollbar is None:
+            bar = StripScrollBar(vertical=True, name="vertical",
+                                 thickness=self.scrollbar_size_vertical)  # fmt: skip
+            bar.display = False
+            self._vertical_scrollbar = bar
+            self.app._start_widget(self, bar)
+        return self._vertical_scrollbar
 
     def _resize_content(self, size: Size) -> None:
         """Set the scrollable size, without a screen layout when the scrollbar stays as is.
