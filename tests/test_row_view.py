@@ -121,11 +121,15 @@ def test_indexed_filter_agrees_with_the_row_by_row_reference(text):
 
 
 @pytest.mark.parametrize("distinct", [3, 256, 257, 600])
-@pytest.mark.parametrize("text", ["op1", "OP2 op", "!op1", "op*7|x", "[4, *] op3"])
+@pytest.mark.parametrize(
+    "text", ["op1", "OP2 op", "!op1", "op*7|x", "[4, *] op3", "op5", "!op", "zzz", "op"]
+)
 def test_names_filter_alike_below_and_past_256_distinct_names(distinct, text):
     """Up to 256 distinct names a row's name is a byte and the verdicts are made in one
     pass; past that, a lookup a row: both are the row-by-row reference, also when the
-    names pass 256 while the rows are indexed a part at a time."""
+    names pass 256 while the rows are indexed a part at a time. A word over every row
+    that picks no more than a quarter of them ("op5", "zzz", "op1" of 600 names) gathers
+    its names' rows instead: the same rows, in order."""
     rows = [make_row(f"Op{i % distinct}", [[i % 5, 2]], 1, 0.1) for i in range(1200)]
     view = RowView(rows)
     view.index.index_some(500)
