@@ -48,7 +48,8 @@ class ActionAvailability(ProfileBase):
         ~50 ms here); asked for at every batch of rows, that kept a recompose in flight
         through a whole report's loading, and the screen paints nothing meanwhile.
         """
-        available = tuple(self.check_action(name, args) for name, args in self._footer_actions())
+        facts = self.facts()  # once for every key's rule (asked at each filter key)
+        available = tuple(self._applies(name, args, facts) for name, args in self._footer_actions())
         if available != self._available:
             if self._available is not None:  # the footer composed with these
                 self.refresh_bindings()
@@ -56,8 +57,14 @@ class ActionAvailability(ProfileBase):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """The action's rule, then the rows screen's own condition (rows to export)."""
+        return self._applies(action, parameters)
+
+    def _applies(
+        self, action: str, parameters: tuple[object, ...], facts: Facts | None = None
+    ) -> bool | None:
+        """``check_action``, with the facts read already where the caller has them."""
         rule = rule_for(action, parameters)
-        if rule is not None and not rule.applies(self.facts()):
+        if rule is not None and not rule.applies(self.facts() if facts is None else facts):
             return False
         return super().check_action(action, parameters)
 
