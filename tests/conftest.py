@@ -47,7 +47,7 @@ def trace_in_pieces(tmp_path, monkeypatch) -> Path:
     path.write_bytes(gzip.decompress(source.read_bytes()))
     monkeypatch.setattr(stream, "BATCH_BYTES", 8 << 10)
     monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 2 << 10)
-    monkeypatch.setattr(jsonio, "READ_CHUNK", 32 << 10)
+    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 32 << 10)
     return path
 
 

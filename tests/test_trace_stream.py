@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from torchscan_tui.formats import opening
+from torchscan_tui.formats import jsonio, opening
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import read_file, save_report
 from torchscan_tui.formats.trace import stream
@@ -47,7 +47,9 @@ def _canonical(report: dict) -> str:
 
 @pytest.fixture
 def small_pieces(monkeypatch):
-    """Pieces of 16 KiB: every test trace is read in tens to hundreds of them."""
+    """Pieces of 16 KiB, read 4 KiB at a time: every test trace is read in tens to
+    hundreds of them."""
+    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
     monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
     monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
 
@@ -115,6 +117,26 @@ def test_a_brace_comma_brace_inside_a_name_or_args_is_never_taken_for_a_cut(tmp_
     streamed = open_profile(path)[0]
     assert len(streamed["operators"]) == 400
     assert _canonical(streamed) == _canonical(_whole(path))
+
+
+def test_events_a_consumer_keeps_still_read_as_the_file_wrote_them(tmp_path, small_pieces):
+    """The pieces are decoded where they lie in one buffer, and an event's Input Dims stay
+    a view of it: a consumer that keeps every event (the buffer is then never resized in
+    place, see stream._dropped) still reads each one's shapes as written, after the
+    whole file has gone through the buffer."""
+    events = [_op(f"op{i}", 10 * i, 5) for i in range(2000)]
+    for i, event in enumerate(events):
+        event["args"]["Input Dims"] = [[i, i % 7], [], [3]]
+    path = tmp_path / "kept.json"
+    path.write_bytes(_trace(events))
+    kept: list = []
+    header = stream.stream_trace(opening.file_chunks(str(path)), kept.append)
+    assert header.events == [] and len(kept) > 10, "read in many pieces"
+    decoded = [event for batch in kept for event in batch]
+    assert [event.name for event in decoded] == [event["name"] for event in events]
+    assert [json.loads(bytes(event.args.input_dims)) for event in decoded] == [
+        event["args"]["Input Dims"] for event in events
+    ]
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,10 @@ that big from a mapping of its own, given back when it is freed, but raises that
 threshold to the size of each such block freed (up to 32 MiB): from the second piece on,
 the pieces came from the heap, where their freed pages sat below the columns growing
 above them. :func:`map_large_blocks` fixes the threshold instead: the app reading a
-299 MiB trace peaked at 284-320 MiB with it raised, 255-263 MiB with it fixed.
+299 MiB trace peaked at 284-320 MiB with it raised, 255-263 MiB with it fixed. Every
+block so mapped is faulted in afresh, page by page: the stream now decodes its pieces
+where they lie in one buffer and reads the file 512 KiB at a time (below the threshold),
+so the pieces no longer pay for it (a 1M-event trace's open: 562k -> 328k page faults).
 """
 
 from __future__ import annotations

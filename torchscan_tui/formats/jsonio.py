@@ -23,6 +23,11 @@ Progress = Callable[[str, float], None]
 "grouping" (a trace's events into rows), fraction 0..1."""
 
 READ_CHUNK = 4 << 20
+# What a reader that decodes as it goes is handed at a time (file_chunks): below the
+# size glibc maps on its own once a trace is streamed (common/memory.py), so each piece
+# read reuses the heap's pages instead of faulting in fresh ones (a 297 MiB trace: ~76k
+# page faults fewer).
+STREAM_CHUNK = 512 << 10
 GZIP_WBITS = 16 + zlib.MAX_WBITS  # zlib reads the gzip format
 # Plain files up to this size are read in one call: half the time of chunks joined (one
 # allocation, no copy; 30 vs 70 ms for 37 MiB here) and quick enough not to need progress.
@@ -131,12 +136,15 @@ def file_chunks(path: str, progress: Progress = no_progress) -> Generator[bytes,
     :func:`read_bytes` reads them (the same checks and errors), never the whole file at
     once: what a reader that decodes as it goes consumes."""
     with _open_regular(path) as raw:
-        yield from _chunks(raw, path, max(os.fstat(raw.fileno()).st_size, 1), progress)
+        total = max(os.fstat(raw.fileno()).st_size, 1)
+        yield from _chunks(raw, path, total, progress, STREAM_CHUNK)
 
 
-def _chunks(raw, path: str, total: int, progress: Progress) -> Iterator[bytes]:
+def _chunks(
+    raw, path: str, total: int, progress: Progress, size: int | None = None
+) -> Iterator[bytes]:
     if not path.endswith(".gz"):
-        while chunk := raw.read(READ_CHUNK):
+        while chunk := raw.read(size or READ_CHUNK):
             yield chunk
             progress("reading", min(raw.tell() / total, 1.0))
         return

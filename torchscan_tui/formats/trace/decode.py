@@ -153,7 +153,7 @@ class EventDecoder:
     def __init__(self) -> None:
         self.exact = False
 
-    def decode(self, array: bytes) -> list:
+    def decode(self, array: bytes | memoryview) -> list:
         if self.exact:
             return _EXACT_EVENTS_DECODER.decode(array)
         events = _EVENTS_DECODER.decode(array)

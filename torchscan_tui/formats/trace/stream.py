@@ -32,7 +32,8 @@ BOUNDARY_WINDOW = 1 << 16  # how far back boundaries are looked for first
 TRIES = 4  # boundaries tried from the last before giving up on a piece
 TAIL_TRIES = 256  # ``]`` tried as the array's end (the last event's shapes hold some)
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
-Decode = Callable[[bytes], list]
+OPEN, CLOSE = b"[]"
+Decode = Callable[[bytes | memoryview], list]
 
 
 class NotStreamable(Exception):
@@ -48,24 +49,24 @@ def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> De
     head, key = _head(pieces)
     if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
         raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
-    prefix, pending = head[: key.end() - 1], head[key.end() :]
+    prefix = head[: key.end() - 1]
+    # The pieces are decoded where they lie in one buffer, from the array's "[" on: a
+    # piece's bracket bytes are swapped in around it (see _decode_piece), so no piece is
+    # copied, and the buffer's pages are reused from piece to piece.
+    work, start = bytearray(head[key.end() - 1 :]), 1
     count = _ObjectCount()
     count.add(head)
-    buffered, size = [pending], len(pending)
     for chunk in pieces:
         count.add(chunk)
-        buffered.append(chunk)
-        size += len(chunk)
-        if size >= 2 * BATCH_BYTES:
-            text = b"".join(buffered)
-            rest = text[_feed(decode, text, consume) :]
-            buffered, size = [rest], len(rest)
-    text = b"".join(buffered)
-    start = _feed(decode, text, consume)
-    events, start = _cut(decode, text, start, len(text), at_end=True)
+        work += chunk  # no view of it is held here (see _dropped)
+        if len(work) - start >= 2 * BATCH_BYTES:
+            start = _feed(decode, work, start, consume)
+            work, start = _dropped(work, start - 1), 1  # the byte before the next event kept
+    start = _feed(decode, work, start, consume)
+    events, start = _cut(decode, work, start, len(work), at_end=True)
     if events:
         consume(events)
-    rest = text[start:]
+    rest = bytes(work[start:])
     events, suffix = _last_events(decode, rest)
     if events:
         consume(events)
@@ -100,17 +101,29 @@ def _head(pieces: Iterator[bytes]) -> tuple[bytes, re.Match[bytes] | None]:
     return head, None
 
 
-def _feed(decode: Decode, text: bytes, consume: Callable[[list], None]) -> int:
-    """Decode and consume pieces of about :data:`BATCH_BYTES` from the start of ``text``
-    while more than two are left; returns where the rest starts."""
-    start = 0
+def _dropped(work: bytearray, count: int) -> bytearray:
+    """``work`` without its first ``count`` bytes: in place where nothing decoded from it
+    holds a view of it any more, else (a consumer kept an event, whose Input Dims is such
+    a view) a new buffer of the rest, so the bytes under that view never change. Only
+    the pieces decoded just before a drop make views: a buffer is appended to with none."""
+    try:
+        del work[:count]
+    except BufferError:
+        work = work[count:]
+    return work
+
+
+def _feed(decode: Decode, text: bytearray, start: int, consume: Callable[[list], None]) -> int:
+    """Decode and consume pieces of about :data:`BATCH_BYTES` of ``text`` from ``start``
+    (an event's start, a byte after the buffer's start) while more than two are left;
+    returns where the rest starts."""
     while len(text) - start >= 2 * BATCH_BYTES:
         events, start = _cut(decode, text, start, start + BATCH_BYTES)
         consume(events)
     return start
 
 
-def _boundaries(text: bytes, start: int, limit: int) -> list[int]:
+def _boundaries(text: bytes | bytearray, start: int, limit: int) -> list[int]:
     """Offsets of the ``}`` of each ``}, {`` between ``start`` and ``limit`` in ``text``,
     the nearest to ``limit`` first (those within :data:`BOUNDARY_WINDOW` of it, else any)."""
     near = max(start, limit - BOUNDARY_WINDOW)
@@ -121,22 +134,35 @@ def _boundaries(text: bytes, start: int, limit: int) -> list[int]:
 
 
 def _cut(
-    decode: Decode, text: bytes, start: int, limit: int, at_end: bool = False
+    decode: Decode, text: bytearray, start: int, limit: int, at_end: bool = False
 ) -> tuple[list, int]:
     """The whole events of ``text`` from ``start`` (an event's start, inside the event
-    array) to a boundary before ``limit``, decoded, and where the next event's ``{`` is.
-    Where none of the nearest boundaries decodes: NotStreamable, or at the file's end
-    nothing cut (the tail reader takes it all)."""
+    array, a byte after the buffer's start) to a boundary before ``limit``, decoded, and
+    where the next event's ``{`` is. Where none of the nearest boundaries decodes:
+    NotStreamable, or at the file's end nothing cut (the tail reader takes it all)."""
     for brace in _boundaries(text, start, limit):
         try:
-            # One copy (the join of a view), not two (a slice, then the join).
-            events = decode(b"".join((b"[", memoryview(text)[start : brace + 1], b"]")))
+            events = _decode_piece(decode, text, start, brace)
         except _DECODE_ERRORS:
             continue
         return events, text.index(b"{", brace + 1)
     if at_end:
         return [], start
     raise NotStreamable("no boundary between two events decodes")
+
+
+def _decode_piece(decode: Decode, text: bytearray, start: int, brace: int) -> list:
+    """The events of ``text[start : brace + 1]`` decoded as an array where they lie: the
+    byte before ``start`` and the one after ``brace`` are between events (white space or
+    the comma of ``}, {``, or the array's own "["), so "[" and "]" stand in them while the
+    piece is decoded, and the file's bytes are put back after. What is decoded never sees
+    them: an Input Dims kept as a view lies inside an event."""
+    before, after = text[start - 1], text[brace + 1]
+    text[start - 1], text[brace + 1] = OPEN, CLOSE
+    try:
+        return decode(memoryview(text)[start - 1 : brace + 2])
+    finally:
+        text[start - 1], text[brace + 1] = before, after
 
 
 def _last_events(decode: Decode, text: bytes) -> tuple[list, bytes]:
