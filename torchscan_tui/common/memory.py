@@ -6,15 +6,16 @@ rows allocated since, so the process held the parts' 27 MiB long after it stoppe
 using them: its peak rose from 131 to 155 MiB at 100k rows. ``malloc_trim`` returns
 free pages from anywhere in the heap (~1 ms). Elsewhere (musl, macOS) this does nothing.
 
-A big trace is read in pieces of 8-16 MiB (formats/trace/stream.py). glibc serves a block
+A big trace was read in pieces of 8-16 MiB (formats/trace/stream.py). glibc serves a block
 that big from a mapping of its own, given back when it is freed, but raises that
 threshold to the size of each such block freed (up to 32 MiB): from the second piece on,
 the pieces came from the heap, where their freed pages sat below the columns growing
 above them. :func:`map_large_blocks` fixes the threshold instead: the app reading a
 299 MiB trace peaked at 284-320 MiB with it raised, 255-263 MiB with it fixed. Every
-block so mapped is faulted in afresh, page by page: the stream now decodes its pieces
-where they lie in one buffer and reads the file 512 KiB at a time (below the threshold),
-so the pieces no longer pay for it (a 1M-event trace's open: 562k -> 328k page faults).
+block so mapped is faulted in afresh, page by page: the stream now decodes pieces of 256
+KiB where they lie in one buffer and reads the file 512 KiB at a time (below the
+threshold), so the pieces no longer pay for it (a 1M-event trace's open: 562k page
+faults, then 328k, then 165k).
 """
 
 from __future__ import annotations

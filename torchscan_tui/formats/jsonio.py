@@ -132,9 +132,9 @@ def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
 
 
 def file_chunks(path: str, progress: Progress = no_progress) -> Generator[bytes, None, None]:
-    """The file's (decompressed, for ``.gz``) bytes in pieces of a few MiB, as
-    :func:`read_bytes` reads them (the same checks and errors), never the whole file at
-    once: what a reader that decodes as it goes consumes."""
+    """The file's (decompressed, for ``.gz``) bytes in pieces of 512 KiB (a few MiB
+    inflated), as :func:`read_bytes` reads them (the same checks and errors), never the
+    whole file at once: what a reader that decodes as it goes consumes."""
     with _open_regular(path) as raw:
         total = max(os.fstat(raw.fileno()).st_size, 1)
         yield from _chunks(raw, path, total, progress, STREAM_CHUNK)
