@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from replay import sample_rows
+from replay import make_row, sample_rows
+from rich.segment import Segment
 from textual import on
 from textual.app import App, ComposeResult
+from textual.strip import Strip
 
 from torchscan_tui.analysis.row_view import RowView
-from torchscan_tui.common.formatting import format_seconds
-from torchscan_tui.ui.widgets.operator_table import COLUMNS, Cell, OperatorTable
+from torchscan_tui.common.formatting import MISSING, format_seconds, share_bar
+from torchscan_tui.ui.widgets.operator_table import COLUMNS, Cell, OperatorTable, fit
 
 
 class TwoTables(App):
@@ -62,3 +64,52 @@ async def test_a_line_is_written_with_a_segment_per_style_not_per_cell():
             segments = list(table.render_line(y))
             assert all(a.style != b.style for a, b in zip(segments, segments[1:], strict=False))
             assert len(segments) <= 6, [segment.text for segment in segments]
+
+
+def cell_by_cell(table: OperatorTable, row_id: int, state: str, selected: bool) -> Strip:
+    """A row's line as each cell's segment, cut or padded to the width and simplified by
+    Rich: what the table wrote before it joined the cells itself."""
+    width, layout = table.scrollable_content_region.width, table.column_layout()
+    cells = table.build_cells(row_id, table.view.rows[row_id])
+    base, missing, bar = table._styles_for(state)
+    segments = []
+    for index, (column, column_width) in enumerate(layout):
+        if index:
+            segments.append(Segment(" ", base))
+        if column.key == "mark":
+            segments.append(Segment("●" if selected else " ", base))
+        elif column.key == "share":
+            segments.append(Segment(share_bar(cells["share"], column_width), bar))
+        else:
+            text = fit(cells[column.key], column_width, column.align)
+            segments.append(Segment(text, missing if cells[column.key] == MISSING else base))
+    return Strip(segments).adjust_cell_length(width, base).simplify()
+
+
+class OddRows(App):
+    def compose(self) -> ComposeResult:
+        rows = [
+            make_row("aten::mm", [[8, 8]], 3, 0.5, net=4096),
+            make_row("aten::全角の名前" * 3, [[2]], 1, None),  # wide: cut to the width
+            make_row("x" * 300, [[1] * 40], 2, 0.25, device=0.1),  # device time: its columns
+            make_row("aten::relu", [], 0, 0.0),
+        ]
+        yield OperatorTable(RowView(rows))
+
+
+async def test_a_rows_line_joins_its_cells_as_rich_would():
+    """_row_strip joins cells of one style as it lays them out: the same segments as the
+    cells one by one, cut or padded to the width and simplified, at every state and
+    width (a wide-character name, a missing figure, the share bar, a selected row)."""
+    app = OddRows()
+    async with app.run_test(size=(150, 20)) as pilot:
+        table = app.query_one(OperatorTable)
+        for size in ((150, 20), (90, 20), (60, 20)):
+            await pilot.resize_terminal(*size)
+            await pilot.pause()
+            width, layout = table.scrollable_content_region.width, table.column_layout()
+            for row_id, row in enumerate(table.view.rows):
+                for state, selected in (("plain", False), ("cursor", False), ("selected", True)):
+                    mine = table._row_strip(row_id, row, layout, width, state, selected)
+                    assert list(mine) == list(cell_by_cell(table, row_id, state, selected))
+                    assert mine.cell_length == width

@@ -580,20 +580,41 @@ class OperatorTable(ScrollView, can_focus=True):
     ) -> Strip:
         cells = self._cells_for(row_id, row)
         base, missing, bar = self._styles_for(state)
+        # Cells of one style joined into one segment as they are laid out: each segment is
+        # written with its whole style (reset, then colours), so a line of ~20 cells was
+        # ~500 bytes of escape codes, three quarters of a keystroke's 31 KB frame for tmux
+        # or ssh. Joined here, not by Rich's simplify after (a third of a new line's time,
+        # and a new line is most of a filter key's table).
         segments: list[Segment] = []
+        run: list[str] = []
+        run_style = base
         for index, (column, column_width) in enumerate(layout):
-            if index:
-                segments.append(Segment(" ", base))
             if column.key == "mark":
-                segments.append(Segment("●" if selected else " ", base))
+                text, style = ("●" if selected else " "), base
             elif column.key == "share":
-                text = share_bar(cells["share"], column_width)
-                segments.append(Segment(text, bar))
+                text, style = share_bar(cells["share"], column_width), bar
             else:
                 text = fit(cells[column.key], column_width, column.align)
                 style = missing if cells[column.key] == MISSING else base
-                segments.append(Segment(text, style))
-        # Cells of one style joined into one segment: each segment is written with its
-        # whole style (reset, then colours), so a line of ~20 cells was ~500 bytes of
-        # escape codes, three quarters of a keystroke's 31 KB frame for tmux or ssh.
-        return Strip(segments).adjust_cell_length(width, base).simplify()
+            if index:  # the gap before a column, in the line's own style
+                if run_style is not base and run_style != base:
+                    segments.append(Segment("".join(run), run_style))
+                    run, run_style = [], base
+                run.append(" ")
+            if style is not run_style and style != run_style:
+                if run:
+                    segments.append(Segment("".join(run), run_style))
+                run, run_style = [], style
+            run.append(text)
+        used = sum(map(len, run)) + sum(len(segment.text) for segment in segments)
+        if used < width:  # the rest of the width, as adjust_cell_length would pad it
+            if run_style is not base and run_style != base:
+                segments.append(Segment("".join(run), run_style))
+                run, run_style = [], base
+            run.append(" " * (width - used))
+        if run:
+            segments.append(Segment("".join(run), run_style))
+        strip = Strip(segments)
+        if strip.cell_length != width:  # a wide character in a name: cut to the width
+            strip = strip.adjust_cell_length(width, base).simplify()
+        return strip
