@@ -152,7 +152,8 @@ def _chunks(
     compressed_size: int | None = None,
 ) -> Iterator[bytes]:
     """The file's bytes ``size`` at a time (a .gz inflated at most ``size`` per step from
-    reads of ``compressed_size``); by default :data:`READ_CHUNK` and :data:`INFLATE_STEP`."""
+    reads of ``compressed_size``). By default: :data:`READ_CHUNK` (a .gz: steps of
+    :data:`INFLATE_STEP` from reads of :data:`READ_CHUNK`)."""
     if not path.endswith(".gz"):
         while chunk := raw.read(size or READ_CHUNK):
             yield chunk
