@@ -1,6 +1,6 @@
 """A big trace's first rows before all of it is read: the part read so far, grouped once.
 
-A 1M-event trace (~300 MiB) takes ~8 s to read and group on two cores; a person looking
+A 1M-event trace (~300 MiB) takes ~5 s to read and group on two cores; a person looking
 for the operators that cost the time need not wait for all of it to see what dominates.
 Once reading has gone on for :data:`FIRST_ROWS_AFTER_S`, the events read so far are
 grouped as a trace of their own (the rows alone: no kernel view, step model or summaries) and
@@ -14,7 +14,7 @@ trace's CPU operators first and its runtime calls and kernels after them (the fi
 yet: its device time is missing (None), its note says it comes with the rest, and of the
 part's own notes only those that tell of the whole are kept (never "no GPU kernels").
 
-The cost is grouping that part once more (a fifth of a 1M-event trace: ~0.6 s). A
+The cost is grouping that part once more (a fifth of a 1M-event trace: ~0.4 s). A
 reading already past :data:`LATE_SHARE` of the file when the time comes hands nothing
 over: the whole is soon there. Also here: :meth:`EarlyRows.stop`, a reading nobody waits
 for any more (the app was left) ends at its next read or stage.
@@ -35,7 +35,11 @@ from torchscan_tui.formats.report_schema import Report
 if TYPE_CHECKING:  # the trace machinery is imported when a trace is read
     from torchscan_tui.formats.trace.columns import ColumnReader
 
-FIRST_ROWS_AFTER_S = 1.0  # of reading, before the part read is grouped and shown
+# Of reading, before the part read is grouped and shown. Once the stream read faster (docs/
+# performance.md, the eighth stop), 1 s read a third of a 1M-event trace (alone), and
+# grouping it put the app's first rows at ~2.5 s; 0.5 s reads a fifth: they show at ~1.4 s, and the
+# whole comes sooner too (the part grouped first is smaller): 6.8-7.1 -> 5.7-6.2 s.
+FIRST_ROWS_AFTER_S = 0.5
 LATE_SHARE = 0.6  # of the file read by then: the whole comes soon, nothing is handed over
 
 HandOver = Callable[[Report], None]
