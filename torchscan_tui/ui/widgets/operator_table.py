@@ -587,31 +587,30 @@ class OperatorTable(ScrollView, can_focus=True):
         # and a new line is most of a filter key's table).
         segments: list[Segment] = []
         run: list[str] = []
-        run_style = base
-        for index, (column, column_width) in enumerate(layout):
-            if column.key == "mark":
-                text, style = ("●" if selected else " "), base
-            elif column.key == "share":
-                text, style = share_bar(cells["share"], column_width), bar
-            else:
-                text = fit(cells[column.key], column_width, column.align)
-                style = missing if cells[column.key] == MISSING else base
-            if index:  # the gap before a column, in the line's own style
-                if run_style is not base and run_style != base:
-                    segments.append(Segment("".join(run), run_style))
-                    run, run_style = [], base
-                run.append(" ")
+        run_style, used = base, 0
+
+        def add(text: str, style: Style) -> None:
+            """``text`` after the line's last, in the last segment when of its style."""
+            nonlocal run, run_style, used
             if style is not run_style and style != run_style:
                 if run:
                     segments.append(Segment("".join(run), run_style))
                 run, run_style = [], style
             run.append(text)
-        used = sum(map(len, run)) + sum(len(segment.text) for segment in segments)
+            used += len(text)
+
+        for index, (column, column_width) in enumerate(layout):
+            if index:
+                add(" ", base)  # the gap before a column, in the line's own style
+            if column.key == "mark":
+                add("●" if selected else " ", base)
+            elif column.key == "share":
+                add(share_bar(cells["share"], column_width), bar)
+            else:
+                text = fit(cells[column.key], column_width, column.align)
+                add(text, missing if cells[column.key] == MISSING else base)
         if used < width:  # the rest of the width, as adjust_cell_length would pad it
-            if run_style is not base and run_style != base:
-                segments.append(Segment("".join(run), run_style))
-                run, run_style = [], base
-            run.append(" " * (width - used))
+            add(" " * (width - used), base)
         if run:
             segments.append(Segment("".join(run), run_style))
         strip = Strip(segments)
