@@ -113,3 +113,69 @@ async def test_a_rows_line_joins_its_cells_as_rich_would():
                     mine = table._row_strip(row_id, row, layout, width, state, selected)
                     assert list(mine) == list(cell_by_cell(table, row_id, state, selected))
                     assert mine.cell_length == width
+
+
+class ManyRows(App):
+    """A table of 120 rows of a few names: filters that keep some lines, drop others;
+    by calls ascending, the rows are in the order of their CPU time descending."""
+
+    def compose(self) -> ComposeResult:
+        names = ("aten::addmm", "aten::add", "aten::mm", "aten::pad", "aten::addcmul")
+        rows = [
+            make_row(names[index % len(names)], [[index, 64]], index + 1, 0.5 / (index + 1))
+            for index in range(120)
+        ]
+        yield OperatorTable(RowView(rows))
+
+    def on_mount(self) -> None:
+        self.query_one(OperatorTable).focus()
+
+
+async def test_a_cursor_move_repaints_only_the_two_lines_it_changes():
+    """Moving the cursor one row draws the line it left and the line it reached, not the
+    whole table: a full repaint wrote every line (~11 KB at 160 columns) per key."""
+    app = ManyRows()
+    async with app.run_test(size=(150, 30)) as pilot:
+        table = app.query_one(OperatorTable)
+        await pilot.pause()
+        drawn: list[int] = []
+        draw = table.render_line
+        table.render_line = lambda y: drawn.append(y) or draw(y)  # type: ignore[method-assign]
+        await pilot.press("down")
+        await pilot.pause()
+        assert sorted(drawn) == [1, 2]
+
+
+async def test_lines_repainted_one_by_one_show_what_a_whole_repaint_shows():
+    """After filters, cursor moves, selections and sorts, each repainting only the lines
+    whose row or state changed, the screen is what a repaint of every line gives: lines
+    apart from each other ("select": rows 3 and 7), a filter keeping the first lines
+    ("addm" after "add"), a sort that keeps every row in place but turns the header's
+    arrow (calls ascending is CPU time descending here)."""
+    app = ManyRows()
+    async with app.run_test(size=(150, 30)) as pilot:
+        table = app.query_one(OperatorTable)
+        await pilot.pause()
+
+        async def screen_is_whole() -> None:
+            await pilot.pause()
+            shown = app.export_screenshot()
+            table.refresh()
+            await pilot.pause()
+            assert shown == app.export_screenshot()
+
+        steps = ("add", "down", "select", "addm", "ad", "calls", "calls", "", "down", "mm")
+        for step in steps:
+            if step == "down":
+                table.action_cursor(1)
+            elif step == "select":
+                table.view.toggle_selected(3)
+                table.view.toggle_selected(7)
+                table.repaint_changed_lines()
+            elif step == "calls":
+                table.view.set_sort(table.view.sort.toggled("calls"))
+                table.view_changed()
+            else:
+                table.view.set_filter(step)
+                table.view_changed()
+            await screen_is_whole()

@@ -177,7 +177,7 @@ class RowsScreen(Screen[None]):
     # Selection ------------------------------------------------------------------------
 
     def _selection_changed(self) -> None:
-        self.table.refresh()
+        self.table.repaint_changed_lines()
         self.render_status()
 
     def action_toggle_select(self) -> None:

@@ -20,7 +20,7 @@ from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.cache import LRUCache
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
@@ -256,7 +256,8 @@ class OperatorTable(ScrollView, can_focus=True):
     }
     BINDINGS = [*MOVEMENT_BINDINGS, Binding("enter", "activate", "Details", show=True)]
 
-    cursor = reactive(0, always_update=True)
+    # Not repainted by the reactive: watch_cursor repaints the lines that changed.
+    cursor = reactive(0, always_update=True, repaint=False)
     # The rows are the last run's, kept on screen while a new run has sent none yet.
     stale = reactive(False)
     TABLE_COLUMNS: tuple[Column, ...] = COLUMNS
@@ -302,9 +303,14 @@ class OperatorTable(ScrollView, can_focus=True):
         self._cells: LRUCache[int, dict[str, Any]] = LRUCache(CELL_CACHE_SIZE)
         self._last_highlight: tuple[int, int | None] | None = None
         self._line_styles: dict[tuple[str, bool], tuple[Style, Style, Style]] = {}
-        # Painted lines by (row id, cursor/selected state, width, focus): frames that only
-        # move the cursor or follow another widget's change reuse them.
+        # Painted lines by their key (row id, cursor/selected state, width, focus, drawing):
+        # frames that only move the cursor or follow another widget's change reuse them.
         self._lines: LRUCache[tuple, Strip] = LRUCache(LINE_CACHE_SIZE)
+        # What each line of the widget shows now, by the key render_line last drew it
+        # with: a filter key or a cursor move repaints only the lines whose key changed.
+        # ``_drawing`` counts the changes no line key holds (styles, columns, shares).
+        self._painted: dict[int, tuple] = {}
+        self._drawing = 0
         # Whether any row has device time and the longest name, from the rows scanned so
         # far (rows stream in).
         self._device_seen = False
@@ -321,6 +327,7 @@ class OperatorTable(ScrollView, can_focus=True):
         """Drop cached cells and lines (rows replaced, share column or styles changed)."""
         self._cells.clear()
         self._lines.clear()
+        self._drawing += 1
 
     def _scan_new_rows(self) -> None:
         """Whether any row has device time, and the longest name shown: rows are looked
@@ -380,6 +387,7 @@ class OperatorTable(ScrollView, can_focus=True):
         if layout is not self._layout:  # painted lines hold the old columns
             self._layout = layout
             self._lines.clear()
+            self._drawing += 1
         self._layout_for = depends
         return layout
 
@@ -391,7 +399,30 @@ class OperatorTable(ScrollView, can_focus=True):
             self._flops_seen = self._totals_seen = False
         self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
-        self.refresh()
+        self.repaint_changed_lines()
+
+    def repaint_changed_lines(self) -> None:
+        """Repaint the lines whose row, cursor or selection changed, not the whole table.
+
+        A full repaint writes every line to the terminal (~11 KB at 160 columns): a cursor
+        move changes two, a filter key often fewer than all (over ssh, each byte counts).
+        A line's key says all it shows, so a line whose key is unchanged is left as is;
+        when every line changed, the whole table is repainted at once."""
+        width, height = self.scrollable_content_region.size
+        self.column_layout()  # new columns are a new drawing: every line changes
+        changed = [y for y in range(height) if self._painted.get(y) != self._line_key(y, width)]
+        if len(changed) == height:
+            self.refresh()
+            return
+        regions: list[Region] = []
+        for y in changed:  # runs of adjacent lines as one region
+            if regions and regions[-1].bottom == y:
+                last = regions.pop()
+                regions.append(Region(0, last.y, width, last.height + 1))
+            else:
+                regions.append(Region(0, y, width, 1))
+        if regions:
+            self.refresh(*regions)
 
     @property
     def vertical_scrollbar(self) -> ScrollBar:
@@ -446,7 +477,7 @@ class OperatorTable(ScrollView, can_focus=True):
             self.scroll_to(y=position, animate=False, immediate=True)
         elif position >= top + self._page:
             self.scroll_to(y=position - self._page + 1, animate=False, immediate=True)
-        self.refresh()
+        self.repaint_changed_lines()  # when it scrolled, every line's key changed
         row = self.view.row_at(position)
         row_id = self.view.visible[position] if row is not None else None
         if self._last_highlight != (position, row_id):
@@ -535,11 +566,13 @@ class OperatorTable(ScrollView, can_focus=True):
     def watch_stale(self) -> None:
         self._line_styles.clear()
         self._lines.clear()
+        self._drawing += 1
         self.refresh()
 
     def notify_style_update(self) -> None:
         self._line_styles.clear()
         self._lines.clear()
+        self._drawing += 1
         super().notify_style_update()
 
     def _styles_for(self, state: str) -> tuple[Style, Style, Style]:
@@ -556,21 +589,32 @@ class OperatorTable(ScrollView, can_focus=True):
             styles = self._line_styles[key] = (base, missing, bar)
         return styles
 
-    def render_line(self, y: int) -> Strip:
-        width = self.scrollable_content_region.width
-        layout = self.column_layout()
+    def _line_key(self, y: int, width: int) -> tuple:
+        """All that line ``y`` shows: the header's sort, or the row there and its state."""
         if y == 0:
-            return self._header_strip(layout, width)
+            sort = self.view.sort
+            return ("header", sort.key, sort.descending, width, self._drawing)
         position = int(self.scroll_offset.y) + y - 1
-        row = self.view.row_at(position)
-        if row is None:
-            return Strip.blank(width, self.rich_style)
+        if not 0 <= position < len(self.view.visible):
+            return ("blank", width, self._drawing)
         row_id = self.view.visible[position]
         selected = row_id in self.view.selected
         state = "cursor" if position == self.cursor else ("selected" if selected else "plain")
-        key = (row_id, state, selected, width, self.has_focus)
+        return (row_id, state, selected, width, self.has_focus, self._drawing)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.scrollable_content_region.width
+        layout = self.column_layout()
+        key = self._line_key(y, width)
+        self._painted[y] = key
+        if y == 0:
+            return self._header_strip(layout, width)
+        if key[0] == "blank":
+            return Strip.blank(width, self.rich_style)
         strip = self._lines.get(key)
         if strip is None:
+            row_id, state, selected = key[:3]
+            row = self.view.rows[row_id]
             strip = self._row_strip(row_id, row, layout, width, state, selected)
             self._lines.set(key, strip)
         return strip
