@@ -38,6 +38,10 @@ class Terminal:
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", self.name)
 
+    def styled_screen(self) -> str:
+        """The screen with its colours, as escape sequences (``capture-pane -e``)."""
+        return self.tmux("capture-pane", "-p", "-e", "-t", self.name)
+
     def keys(self, *keys: str) -> None:
         self.tmux("send-keys", "-t", self.name, *keys)
 

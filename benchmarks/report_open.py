@@ -9,13 +9,17 @@ process: the issue measured it at ~0.19 s where it set 0.5 s, and this machine's
 varies by the hour, so our time is printed as a ratio to it too (the target's: 2.63). Memory is
 the process's own high-water mark (VmHWM) once every row is in and the app has settled
 (its filter index and sort orders built: its RSS unchanged for 1.5 s); the process's
-memory maps are checked for libtorch.
+memory maps are checked for libtorch. Keys (issue 31): a filter keystroke timed to the
+status line that names the filter, against a bare app's ``Input`` echoing a key and a
+bare app redrawing 44 lines; and a cursor move (``j``) timed to the next row's line
+taking the cursor's colour (``capture-pane -e``), against the same echo.
 
     python -m benchmarks.report_open [--rows 100000] [--repeats 3]
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 import statistics
 import subprocess
@@ -156,6 +160,37 @@ def keystroke_seconds(terminal: Terminal, key: str, shows: str) -> float:
     return time.perf_counter() - started
 
 
+BACKGROUND = re.compile(r"\x1b\[[0-9;]*?48;5;(\d+)[0-9;]*m")
+
+
+def line_background(screen: str, starts: str) -> str | None:
+    """The background colour a line starts with (the first whose text starts ``starts``),
+    as ``capture-pane -e`` writes it: the cursor's line is told by its colour alone."""
+    for line in screen.splitlines():
+        text = re.sub(r"\x1b\[[0-9;]*m", "", line)
+        if text.startswith(starts):
+            colours = BACKGROUND.findall(line[: len(line) - len(line.lstrip("\x1b[0123456789;m"))])
+            return colours[-1] if colours else None
+    return None
+
+
+def cursor_moves_seconds(terminal: Terminal, moves: int) -> list[float]:
+    """``j`` pressed ``moves`` times on the table (the cursor on its first row), each
+    timed until the next row's line takes the cursor's colour (polled every 5 ms)."""
+    cursor = line_background(terminal.styled_screen(), f"{1:>7} ")
+    assert cursor is not None, "the cursor's line was not found"
+    seconds = []
+    for row in range(2, moves + 2):
+        started = time.perf_counter()
+        terminal.keys("j")
+        deadline = started + 30
+        while line_background(terminal.styled_screen(), f"{row:>7} ") != cursor:
+            assert time.perf_counter() < deadline, f"the cursor never reached row {row}"
+            time.sleep(0.005)
+        seconds.append(time.perf_counter() - started)
+    return seconds
+
+
 def keystrokes_seconds(terminal: Terminal, keys: str, shows: str) -> list[float]:
     """Each of ``keys`` typed in turn, timed until ``shows`` holds the text typed so far
     (``shows.format(typed)``): three samples a start, as one reading of the screen (a
@@ -178,6 +213,7 @@ def main() -> None:
         size = path.stat().st_size / 2**20
         print(f"report: {args.rows:,} rows, {size:.1f} MiB")
         base, mine, rss, imports, echo, filtered, redrawn = [], [], [], [], [], [], []
+        moved: list[float] = []
         for _ in range(args.repeats):
             imports.append(textual_import_seconds())
             seconds, terminal = time_to_text([sys.executable, "-c", INPUT_APP], "first row")
@@ -197,6 +233,7 @@ def main() -> None:
             maps = Path(f"/proc/{pid}/maps").read_text()
             assert "libtorch" not in maps, "the UI process loaded torch"
             rss.append(settled_peak_rss_mib(pid))
+            moved.extend(cursor_moves_seconds(terminal, 3))
             terminal.keys("/")
             terminal.wait_until_gone("Details", timeout=10)  # the filter box has the keys
             filtered.extend(keystrokes_seconds(terminal, "add", "filter “{}”"))
@@ -218,6 +255,12 @@ def main() -> None:
         redrawn,
         filtered,
         "none (what of the keystroke is ours, not the terminal's and Textual's)",
+    )
+    report(
+        "a cursor move (j): echoed in a bare app's Input vs the table's next line highlighted",
+        echo,
+        moved,
+        "none (issue 31's is the filter key; a move repaints the two lines it changes)",
     )
     yardstick = statistics.median(imports)
     print(
