@@ -21,6 +21,7 @@ pytestmark = pytest.mark.slow
         ["benchmarks.trace_open", "--events", "2000", "--repeats", "1"],
         ["benchmarks.aggregation", "--events", "2000", "--repeats", "1"],
         ["benchmarks.table", "--rows", "300", "--repeats", "1"],
+        ["benchmarks.report_open", "--rows", "300", "--repeats", "1"],  # in tmux: keys too
         ["benchmarks.big_trace", "--copies", "0.05", "--no-refs"],  # its stages too
         ["benchmarks.window_memory", "--ops", "400", "--steps", "1"],  # and torch's floor
     ],
