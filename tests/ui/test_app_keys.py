@@ -244,6 +244,30 @@ async def test_enter_opens_the_detail_pane_with_diagnostics(wait):
         assert not pane.display
 
 
+async def test_the_detail_pane_follows_the_cursor_within_the_move(wait):
+    """The pane shows the new row as the cursor's move ends, not a frame after the table
+    (a watcher sets it inside the move; the table's Highlighted message was handled after
+    the table's own frame). Laid out again only when its height changes, its body still
+    takes the height of each row's details, taller or shorter."""
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait(pilot)
+        table, pane = app.main_screen.table, app.query_one(DetailPane)
+        await pilot.press("enter")
+        await pilot.pause()
+        table.cursor = 1  # no await: no message has been handled since
+        assert pane.detail is not None and pane.detail.row is table.highlighted_row
+        body = pane.query_one("#detail-body")
+        heights = []
+        for position in [*range(len(table.view.visible)), 0]:
+            table.cursor = position
+            await pilot.pause()
+            width = body.size.width
+            heights.append(body.get_content_height(body.container_size, app.size, width))
+            assert body.size.height == heights[-1]
+        assert len(set(heights)) > 1  # rows whose details take more lines and fewer
+
+
 @pytest.mark.slow
 async def test_the_mouse_moves_opens_and_sorts_as_the_keys_do(wait):
     app = create_app(source=replay_source(), show_clock=False)

@@ -92,9 +92,8 @@ class DetailPane(VerticalScroll):
         context: Context,
         library_frames: bool = False,
     ) -> None:
-        body = self.query_one("#detail-body", Static)
         if row is None:
-            body.update(Text("No row highlighted.", style="dim"))
+            self._show(Text("No row highlighted.", style="dim"))
             return
         warning = palette_of(self.app).warning
         table = _Fields()
@@ -155,7 +154,19 @@ class DetailPane(VerticalScroll):
                 style="dim",
             ),
         )
-        body.update(table.text)
+        self._show(table.text)
+
+    def _show(self, text: Text) -> None:
+        """Show ``text``, laying the pane out again only when its height changes: a move
+        between rows whose details take as many lines is one repaint of the pane, where a
+        layout cost two more frames (the pane and the table's scrollbar drawn again)."""
+        body = self.query_one("#detail-body", Static)
+        height = body.size.height
+        body.update(text, layout=False)
+        width = body.size.width
+        if not width or height != body.get_content_height(body.container_size, self.app.size,
+                                                          width):  # fmt: skip
+            body.refresh(layout=True)
 
 
 # Why a figure of a row is missing, where the row's other figures do not say it.
