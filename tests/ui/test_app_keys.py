@@ -618,7 +618,7 @@ async def test_keys_typed_in_one_burst_after_slash_are_the_filters_text(wait):
 def test_the_sort_arrow_is_never_cut_off():
     """Issue 20, bug 6: 'net bytes ↓' read 'net bytes…' at 140 columns (its column is 10
     wide), and 'device self ↓' read 'device sel…'."""
-    from torchscan_tui.ui.widgets.operator_table import sorted_title
+    from torchscan_tui.ui.widgets.table_columns import sorted_title
 
     assert sorted_title("net bytes", "↓", 10) == "bytes ↓"
     assert sorted_title("device self", "↑", 11) == "device ↑"

@@ -11,7 +11,8 @@ from textual.strip import Strip
 
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.common.formatting import MISSING, format_seconds, share_bar
-from torchscan_tui.ui.widgets.operator_table import COLUMNS, Cell, OperatorTable, fit
+from torchscan_tui.ui.widgets.operator_table import OperatorTable
+from torchscan_tui.ui.widgets.table_columns import COLUMNS, Cell, fit
 
 
 class TwoTables(App):

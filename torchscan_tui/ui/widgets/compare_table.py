@@ -8,7 +8,8 @@ from typing import Any
 from torchscan_tui.analysis.compare import PRESENCE_MARKS, side_seconds
 from torchscan_tui.common.formatting import format_ratio, format_signed_seconds, shapes_text
 from torchscan_tui.common.text import neutralise_controls
-from torchscan_tui.ui.widgets.operator_table import MOVEMENT_BINDINGS, Column, OperatorTable
+from torchscan_tui.ui.widgets.operator_table import MOVEMENT_BINDINGS, OperatorTable
+from torchscan_tui.ui.widgets.table_columns import Column
 
 COMPARE_COLUMNS = (
     Column("mark", "", 1),
