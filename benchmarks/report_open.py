@@ -160,17 +160,42 @@ def keystroke_seconds(terminal: Terminal, key: str, shows: str) -> float:
     return time.perf_counter() - started
 
 
-BACKGROUND = re.compile(r"\x1b\[[0-9;]*?48;5;(\d+)[0-9;]*m")
+SGR = re.compile(r"\x1b\[([0-9;]*)m")
+LEADING_SGR = re.compile(r"(?:\x1b\[[0-9;]*m)*")  # always matches, maybe empty
+COLOUR_LENGTH = {"5": 3, "2": 5}  # 48;5;N (256 colours), 48;2;R;G;B (true colour)
+
+
+def background_of(parameters: list[str], background: str | None) -> str | None:
+    """The background after one SGR sequence's parameters, in whichever of the ways a
+    terminal writes colours (16, 256 or true colour): a line is told by it alone."""
+    index = 0
+    while index < len(parameters):
+        code = parameters[index]
+        if code in ("38", "48"):  # an extended colour: its parameters are one code
+            length = COLOUR_LENGTH.get(parameters[index + 1] if index + 1 < len(parameters)
+                                       else "", 2)  # fmt: skip
+            if code == "48":
+                background = ";".join(parameters[index : index + length])
+            index += length
+            continue
+        if code in ("", "0", "49"):
+            background = None
+        elif code.isdigit() and (40 <= int(code) <= 47 or 100 <= int(code) <= 107):
+            background = code
+        index += 1
+    return background
 
 
 def line_background(screen: str, starts: str) -> str | None:
     """The background colour a line starts with (the first whose text starts ``starts``),
-    as ``capture-pane -e`` writes it: the cursor's line is told by its colour alone."""
+    as ``capture-pane -e`` writes it (the sequences before its first character)."""
     for line in screen.splitlines():
-        text = re.sub(r"\x1b\[[0-9;]*m", "", line)
-        if text.startswith(starts):
-            colours = BACKGROUND.findall(line[: len(line) - len(line.lstrip("\x1b[0123456789;m"))])
-            return colours[-1] if colours else None
+        if SGR.sub("", line).startswith(starts):
+            leading = LEADING_SGR.match(line)
+            background = None
+            for found in SGR.finditer(leading.group(0) if leading else ""):
+                background = background_of(found.group(1).split(";"), background)
+            return background
     return None
 
 
