@@ -110,12 +110,20 @@ def test_the_transformer_samples_top_line_is_its_mlp(tmp_path):
 @pytest.mark.slow
 def test_a_training_scripts_backward_counts_on_its_forward_lines(tmp_path, workloads):
     """The done-when on a real training script (AdamW, the loop at the top level): the
-    MLP line first, with its backward; the loop's own lines hold only what they call."""
+    MLP line first, with its backward; the loop's own lines hold only what they call.
+
+    One traced step of a few ms, as in the sample's test above and the with_stack one
+    below: a second run is taken when a stall puts another line first; both runs
+    reordered fails."""
     script = workloads / "train_transformer.py"
-    report, _ = _run(tmp_path, script)
-    lines = by_line(report["operators"])
-    top = lines[0]
-    assert (Path(top["file"]), top["line"]) == (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    mlp_line = (TRANSFORMER, _line_of(TRANSFORMER, "self.down("))
+    for _ in range(2):
+        report, _ = _run(tmp_path, script)
+        lines = by_line(report["operators"])
+        top = lines[0]
+        if (Path(top["file"]), top["line"]) == mlp_line:
+            break
+    assert (Path(top["file"]), top["line"]) == mlp_line
     assert any("Backward" in name or name == "aten::mm" for name in top["operators"])
     backward_line = _line_of(script, "loss.backward()")
     on_backward = next((line for line in lines if line["line"] == backward_line), None)
