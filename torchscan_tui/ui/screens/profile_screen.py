@@ -127,7 +127,6 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         self._tick = 0
         self._run_worker: Worker | None = None
         self.library_frames = False  # F: the detail pane's call sites with torch's frames
-        self._detail_for: tuple[int, int | None] | None = None  # the cursor's (position, row)
 
     # Layout -------------------------------------------------------------------------
 
@@ -144,7 +143,9 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
 
     def on_mount(self) -> None:
         self.watch_filter_input()
-        self.watch(self.table, "cursor", self._cursor_moved, init=False)
+        # The detail pane follows the cursor inside the key that moved it (see the
+        # table's ``highlight``), not a frame after the row.
+        self.watch(self.table, "highlight", self._render_detail, init=False)
         self.table.focus()
         self.set_interval(DRAIN_INTERVAL, self._drain)
         self.start_run()
@@ -318,16 +319,6 @@ class ProfileScreen(ProfileViews, ProfileExports, ActionAvailability):
         """F: the detail pane's call sites with torch's and the library's frames, or not."""
         self.library_frames = not self.library_frames
         self._render_detail()
-
-    def _cursor_moved(self) -> None:
-        """The detail pane follows the cursor inside the key that moved it: a watcher runs
-        there, where the table's Highlighted message was handled after the table's own
-        frame, so the pane came a frame (~20 ms) after the row."""
-        table = self.table
-        row_id = table.view.visible[table.cursor] if table.highlighted_row is not None else None
-        if (table.cursor, row_id) != self._detail_for:
-            self._detail_for = (table.cursor, row_id)
-            self._render_detail()
 
     @on(OperatorTable.Activated)
     def _activated(self) -> None:

@@ -98,6 +98,10 @@ class OperatorTable(ScrollView, can_focus=True):
     cursor = reactive(0, always_update=True, repaint=False)
     # The rows are the last run's, kept on screen while a new run has sent none yet.
     stale = reactive(False)
+    # The cursor's (position, row id), set when the cursor comes to another row: a screen
+    # showing that row watches it (a watcher runs inside the move, before the frame; the
+    # Highlighted message, posted with it, is handled after the table's own frame).
+    highlight: reactive[tuple[int, int | None] | None] = reactive(None, repaint=False, init=False)
     TABLE_COLUMNS: tuple[Column, ...] = COLUMNS
     TABLE_DROP_ORDER: tuple[str, ...] = DROP_ORDER
 
@@ -139,7 +143,6 @@ class OperatorTable(ScrollView, can_focus=True):
         self.share_field = "cpu_self_seconds"
         self.share_total: float | None = None
         self._cells: LRUCache[int, dict[str, Any]] = LRUCache(CELL_CACHE_SIZE)
-        self._last_highlight: tuple[int, int | None] | None = None
         self._line_styles: dict[tuple[str, bool], tuple[Style, Style, Style]] = {}
         # Painted lines by their key (row id, cursor/selected state, width, focus, drawing):
         # frames that only move the cursor or follow another widget's change reuse them.
@@ -318,8 +321,8 @@ class OperatorTable(ScrollView, can_focus=True):
         self.repaint_changed_lines()  # when it scrolled, every line's key changed
         row = self.view.row_at(position)
         row_id = self.view.visible[position] if row is not None else None
-        if self._last_highlight != (position, row_id):
-            self._last_highlight = (position, row_id)
+        if self.highlight != (position, row_id):
+            self.highlight = (position, row_id)
             self.post_message(self.Highlighted(self, row, position))
 
     def action_cursor(self, delta: int) -> None:
