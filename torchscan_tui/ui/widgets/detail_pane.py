@@ -161,11 +161,10 @@ class DetailPane(VerticalScroll):
         between rows whose details take as many lines is one repaint of the pane, where a
         layout cost two more frames (the pane and the table's scrollbar drawn again)."""
         body = self.query_one("#detail-body", Static)
-        height = body.size.height
+        width, height = body.size  # a width of 0: not laid out yet
         body.update(text, layout=False)
-        width = body.size.width
-        if not width or height != body.get_content_height(body.container_size, self.app.size,
-                                                          width):  # fmt: skip
+        needed = body.get_content_height(body.container_size, self.app.size, width)
+        if not width or needed != height:
             body.refresh(layout=True)
 
 

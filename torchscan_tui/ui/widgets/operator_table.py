@@ -167,6 +167,11 @@ class OperatorTable(ScrollView, can_focus=True):
     def _forget_rendering(self) -> None:
         """Drop cached cells and lines (rows replaced, share column or styles changed)."""
         self._cells.clear()
+        self._new_drawing()
+
+    def _new_drawing(self) -> None:
+        """Every line is drawn anew from here (columns, styles or shares changed): the
+        painted lines are dropped, and no line's key matches what it showed before."""
         self._lines.clear()
         self._drawing += 1
 
@@ -227,8 +232,7 @@ class OperatorTable(ScrollView, can_focus=True):
         )
         if layout is not self._layout:  # painted lines hold the old columns
             self._layout = layout
-            self._lines.clear()
-            self._drawing += 1
+            self._new_drawing()
         self._layout_for = depends
         return layout
 
@@ -406,14 +410,12 @@ class OperatorTable(ScrollView, can_focus=True):
 
     def watch_stale(self) -> None:
         self._line_styles.clear()
-        self._lines.clear()
-        self._drawing += 1
+        self._new_drawing()
         self.refresh()
 
     def notify_style_update(self) -> None:
         self._line_styles.clear()
-        self._lines.clear()
-        self._drawing += 1
+        self._new_drawing()
         super().notify_style_update()
 
     def _styles_for(self, state: str) -> tuple[Style, Style, Style]:
