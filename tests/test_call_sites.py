@@ -77,9 +77,7 @@ def test_a_rows_sites_are_the_traced_steps_shares_of_the_windows_self_time():
 def _run(tmp_path: Path, script: Path, *options: str) -> tuple[dict, str]:
     """The script's report from ``--json``, each run to a file of its own: a test's second
     run would otherwise be refused (``--json`` does not overwrite without ``--force``)."""
-    out = tmp_path / "r.json"
-    while out.exists():
-        out = tmp_path / f"r{len(list(tmp_path.glob('r*.json')))}.json"
+    out = tmp_path / f"run{len(list(tmp_path.glob('run*.json')))}.json"
     result = torchscan(script, "--json", out, *options)
     assert result.returncode == 0, result.stderr
     return json.loads(out.read_text()), result.stderr
