@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 from torchscan_tui.analysis.activities import (
@@ -78,8 +79,9 @@ def _is_dataloader(name: str) -> bool:
     ) or name.startswith(DATAPIPE_PREFIX)
 
 
-def category_intervals(columns: EventColumns) -> dict[str, list[Interval]]:
-    """Each category's busy time over the whole profile, as interval sets, and the
+def category_spans(columns: EventColumns) -> dict[str, tuple[array, array]]:
+    """Each category's busy time over the whole profile, as spans (a column of starts
+    and one of ends, not yet a set: :func:`~.intervals.union_of` makes one), and the
     host-to-device copies (``htod``) and every kernel, collectives' too (``any_kernel``),
     apart for the advice."""
     classes = columns.classes
@@ -117,15 +119,22 @@ def category_intervals(columns: EventColumns) -> dict[str, list[Interval]]:
                 category = "memcpy"
         elif category == "cpu" and devices[index] != "CPU":
             continue
-        span_starts, span_ends = spans[category]
-        span_starts.append(start)
-        span_ends.append(end)
-    return {name: union_of(*found) for name, found in spans.items()}
+        _add_span(spans[category], start, end)
+    return spans
 
 
 def _add_span(span: tuple[array, array], start: int, end: int) -> None:
-    span[0].append(start)
-    span[1].append(end)
+    """``(start, end)`` added to a category's spans, or merged into the last one added
+    when it starts within it: the union is the same, and a thread's nested operators
+    (written parent first) take one span, not one each (a 1M-event trace's 380k CPU
+    spans are 42k: a union's sort and its ~70 MiB of keys, a ninth as much)."""
+    starts, ends = span
+    if starts and starts[-1] <= start <= ends[-1]:
+        if end > ends[-1]:
+            ends[-1] = end
+        return
+    starts.append(start)
+    ends.append(end)
 
 
 def _category(name: str, cls: str) -> str | None:
@@ -171,6 +180,16 @@ def _within_each(intervals: list[Interval], steps: list[Step]) -> list[int]:
     return totals
 
 
+@dataclass(frozen=True)
+class StepSplit:
+    """The overview as the event columns alone give it (no recommendations yet), and
+    the figures its recommendations read beside the shares; made apart from the rows
+    (:func:`step_split`), so it can be computed while they are grouped."""
+
+    overview: Overview
+    figures: dict[str, Any]
+
+
 def step_overview(
     columns: EventColumns,
     steps: Steps,
@@ -180,14 +199,32 @@ def step_overview(
     """Every step's split, the shares over all steps and the recommendations; None
     when the profile has no step. ``kernels`` (the kernel view) and ``rows`` (the
     operator rows) are the figures some recommendations cite."""
+    split = step_split(columns, steps)
+    return None if split is None else advised(split, kernels, rows)
+
+
+def advised(
+    split: StepSplit, kernels: Sequence[Mapping[str, Any]], rows: Sequence[Mapping[str, Any]]
+) -> Overview:
+    """The overview of ``split`` with its recommendations, which cite the kernel view
+    and the operator rows."""
+    overview = split.overview.copy()  # the split stays as computed
+    overview["recommendations"] = recommendations(overview["shares"], split.figures, kernels, rows)
+    return overview
+
+
+def step_split(columns: EventColumns, steps: Steps) -> StepSplit | None:
+    """Every step's split and the shares over all steps, from the event columns alone;
+    None when the profile has no step."""
     if not steps.steps:
         return None
-    busy = category_intervals(columns)
+    spans = category_spans(columns)
+    device_work = any(spans[name][0] for name in ("kernel", "memcpy", "memset", "any_kernel"))
     in_steps = union((step.start_ns, step.end_ns) for step in steps.steps)
     free = in_steps
     per_category: dict[str, list[int]] = {}
-    for name in CATEGORIES[:-1]:
-        own = intersect(free, busy[name])
+    for name in CATEGORIES[:-1]:  # each category's set made as it is used, then let go
+        own = intersect(free, union_of(*spans.pop(name)))
         per_category[name] = _within_each(own, steps.steps)
         free = minus(free, own)
     per_category["other"] = _within_each(free, steps.steps)
@@ -202,23 +239,24 @@ def step_overview(
     total = sum(step.end_ns - step.start_ns for step in steps.steps)
     shares = {name: (sum(per_category[name]) / total if total else None) for name in CATEGORIES}
     span = [(steps.steps[0].start_ns, steps.steps[-1].end_ns)]
+    kernels, htod = union_of(*spans["any_kernel"]), union_of(*spans["htod"])
     figures: dict[str, Any] = {
         # The plugin's GPU utilization: kernels' busy time over the steps' whole span.
-        "utilization": length(intersect(busy["any_kernel"], span)) / (span[0][1] - span[0][0])
-        if busy["any_kernel"] and span[0][1] > span[0][0]
+        "utilization": length(intersect(kernels, span)) / (span[0][1] - span[0][0])
+        if kernels and span[0][1] > span[0][0]
         else None,
-        "htod_share": length(intersect(busy["htod"], in_steps)) / total if total else None,
-        "device_work": any(busy[name] for name in ("kernel", "memcpy", "memset", "any_kernel")),
+        "htod_share": length(intersect(htod, in_steps)) / total if total else None,
+        "device_work": device_work,
     }
-    return {
+    overview: Overview = {
         "categories": [{"name": name, "label": LABELS[name]} for name in CATEGORIES],
         "steps": per_step,
         "shares": shares,
         "source": steps.source,
         "dropped_steps": steps.dropped,
         "device_utilization": figures["utilization"],
-        "recommendations": recommendations(shares, figures, kernels, rows),
     }
+    return StepSplit(overview, figures)
 
 
 def recommendations(
