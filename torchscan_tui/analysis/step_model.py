@@ -26,7 +26,6 @@ for the device's queue to drain.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
 from dataclasses import dataclass
 from itertools import compress
 
@@ -142,16 +141,20 @@ def find_steps(columns: EventColumns, first_number: int = 1) -> Steps:
     classes = columns.classes
     correlations = columns.correlation_ids
     device = [index for index, cls in enumerate(classes) if cls == DEVICE_WORK]
-    launched: defaultdict[int, list[int]] = defaultdict(list)
+    # Each launch's first device event, and its others where it made more than one: a
+    # list per launch was ~16 MiB of a 1M-event trace's 94k launches, each of one kernel.
+    launched: dict[int, int] = {}
+    more: dict[int, list[int]] = {}
     for index in device:
-        if correlations[index]:
-            launched[correlations[index]].append(index)
+        correlation = correlations[index]
+        if correlation and launched.setdefault(correlation, index) != index:
+            more.setdefault(correlation, []).append(index)
     # The runtime calls by (start, end, correlation id): three stable sorts on ints, not
     # a tuple of three int objects per call (at 1M events the open's peak was here).
     runtimes = list(compress(range(len(classes)), map(RUNTIME.__eq__, classes)))
     for key in (correlations, columns.ends, columns.starts):
         runtimes.sort(key=key.__getitem__)
-    spans, launches, matched = _device_spans(host, runtimes, launched, columns)
+    spans, launches, matched = _device_spans(host, runtimes, (launched, more), columns)
     if not matched:  # no device work launched in any step: the host ranges are the steps
         return Steps(list(host), list(host), source, [])
     first_device = spans[0][0]
@@ -177,15 +180,17 @@ def find_steps(columns: EventColumns, first_number: int = 1) -> Steps:
 def _device_spans(
     host: list[Step],
     runtimes: list[int],
-    launched: dict[int, list[int]],
+    launched: tuple[dict[int, int], dict[int, list[int]]],
     columns: EventColumns,
 ) -> tuple[list[tuple[float, float]], list[int], set[int]]:
     """Each host step's first device start and last device end (inf/-inf when it
     launched none), how many device events it launched, and every device event matched
     to a step: a runtime call (``runtimes``: their events in time order) counts for a
-    step when it lies wholly inside its host range.
+    step when it lies wholly inside its host range. ``launched``: each launch's first
+    device event by correlation id, and its others.
     """
     starts, ends, correlations = columns.starts, columns.ends, columns.correlation_ids
+    first, more = launched
     spans: list[tuple[float, float]] = []
     launches = [0] * len(host)
     matched: set[int] = set()
@@ -198,7 +203,8 @@ def _device_spans(
         if start < step.start_ns or (end > step.end_ns and start < step.end_ns):
             call += 1  # before the step, or across its end: no step's
         elif end <= step.end_ns:
-            for index in launched.get(correlation, ()) if correlation else ():
+            found = first.get(correlation) if correlation else None
+            for index in () if found is None else (found, *more.get(correlation, ())):
                 low = min(low, starts[index])
                 high = max(high, ends[index])
                 matched.add(index)
