@@ -68,14 +68,17 @@ class Opened(NamedTuple):
     trace: KeptTrace | None = None
 
 
-def open_profile(path: str | os.PathLike, progress: Progress = no_progress) -> tuple[Report, str]:
+def open_profile(
+    path: str | os.PathLike, progress: Progress = no_progress, fork: bool = True
+) -> tuple[Report, str]:
     """A saved report or a trace (file, .gz, or trace-handler directory) as a report.
 
     Returns the report and the file it came from; ``progress(stage, fraction)`` hears of
     reading, parsing and grouping. Raises ReportError with a one-line message for anything
-    else.
+    else. ``fork=False``: a big trace's summaries are made in this process too, not beside
+    its grouping (:func:`~torchscan_tui.formats.trace.reader.report_from_columns`).
     """
-    opened = open_profile_paged(path, progress, first_page=None)
+    opened = open_profile_paged(path, progress, first_page=None, fork=fork)
     return opened.report, opened.source
 
 
@@ -85,6 +88,7 @@ def open_profile_paged(
     first_page: int | None = FIRST_PAGE_ROWS,
     keep_trace: bool = False,
     early: EarlyRows | None = None,
+    fork: bool = True,
 ) -> Opened:
     """As :func:`open_profile`, but a saved report's rows past the first ``first_page``
     come back undecoded, for the caller to decode once the first rows are on screen.
@@ -97,7 +101,7 @@ def open_profile_paged(
         location = newest_trace_in(location)
     source = str(location)
     try:
-        return _open(source, progress, first_page, keep_trace, early)
+        return _open(source, progress, first_page, keep_trace, early, fork)
     except RecursionError:
         raise ReportError(
             f"{source} nests its JSON too deeply (over ~1000 levels; no profile does): "
@@ -133,6 +137,7 @@ def _open(
     first_page: int | None,
     keep_trace: bool,
     early: EarlyRows | None = None,
+    fork: bool = True,
 ) -> Opened:
     if early is not None:  # it hears how far the reading is, and stops it when asked
         progress = early.listen(progress)
@@ -171,7 +176,7 @@ def _open(
 
         header, columns = streamed
         progress("grouping", 0.0)
-        report = report_from_columns(columns, header, source, progress, cut_short)
+        report = report_from_columns(columns, header, source, progress, cut_short, fork=fork)
         progress("grouping", 1.0)
         trace = _kept_as_read(source, read) if keep_trace else None
         return Opened(report, source, PendingRows(), trace)

@@ -35,6 +35,7 @@ from torchscan_tui.analysis.ranks import (
     straggler_line,
 )
 from torchscan_tui.analysis.records import RankSummary
+from torchscan_tui.common.forked import cores
 from torchscan_tui.formats.opening import open_profile, traces_in
 from torchscan_tui.formats.report import ReportError, new_report
 from torchscan_tui.formats.report_schema import Context, Report, RunStatus
@@ -52,10 +53,18 @@ RankDone = Callable[[int, int], None]
 """``on_rank(done, of)``: progress as each rank's trace is read."""
 
 
-def _open_one(path: str) -> Report:
-    """One rank's trace as a report (in a pool process)."""
-    report, _ = open_profile(path)
+def _open_one(path: str, fork: bool) -> Report:
+    """One rank's trace as a report (in a pool process); ``fork``: its summaries made
+    beside its grouping, as a trace opened alone has them (cores to spare)."""
+    report, _ = open_profile(path, fork=fork)
     return report
+
+
+def readers_fork(readers: int) -> bool:
+    """Whether each of ``readers`` rank readers running at once makes its trace's
+    summaries in a child beside its grouping: where each has a second core; on fewer,
+    the children would take the other readers' cores."""
+    return 2 * readers <= cores()
 
 
 def rank_hint(path: Path) -> int | None:
@@ -103,7 +112,8 @@ def open_rank_directory(
     workers = workers or min(len(traces), os.cpu_count() or 1)
     reports: dict[Path, Report] = {}
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(_open_one, str(path)): path for path in traces}
+        fork = readers_fork(min(workers, len(traces)))
+        futures = {pool.submit(_open_one, str(path), fork): path for path in traces}
         for done, future in enumerate(as_completed(futures), 1):
             try:
                 reports[futures[future]] = future.result()

@@ -16,11 +16,13 @@ events become columns in :mod:`~torchscan_tui.formats.trace.columns`.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
+from functools import partial
 from typing import cast
 
 from torchscan_tui.analysis import diagnostics as diag
-from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.aggregate import Aggregation, aggregate_events
 from torchscan_tui.analysis.device_summary import device_context, device_diagnostics, kernel_rows
 from torchscan_tui.analysis.memory_timeline import StepSpan, memory_block
 from torchscan_tui.analysis.modules import (
@@ -33,10 +35,11 @@ from torchscan_tui.analysis.modules import (
 )
 from torchscan_tui.analysis.profiler_events import MEMORY_EVENT_NAME, EventColumns
 from torchscan_tui.analysis.ranking import build_rows, self_time_sums
-from torchscan_tui.analysis.records import MemoryBlock, ModulesBlock
+from torchscan_tui.analysis.records import MemoryBlock, ModulesBlock, Row
 from torchscan_tui.analysis.sites import FROM_CALL_STACK, site_table
 from torchscan_tui.analysis.step_model import Steps, find_steps
-from torchscan_tui.analysis.summaries import summaries
+from torchscan_tui.analysis.summaries import ColumnSummaries, column_summaries, finished
+from torchscan_tui.common.forked import Forked
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
 from torchscan_tui.formats.report import (
     ReportError,
@@ -61,6 +64,11 @@ __all__ = ["nanoseconds", "report_from_columns", "report_from_trace"]
 # any more ends (formats/early_rows.py).
 COLUMNS_SHARE = 0.35
 GROUPED_SHARE, STEPPED_SHARE, SUMMARISED_SHARE = 0.75, 0.83, 0.97
+# The blocks over the columns are made beside the grouping from this many events (a
+# 1M-event trace's take ~1.5 s, 200k events' ~0.3 s: a fork's ~10 ms and its copied
+# pages are paid for; below, a second process is not worth its memory).
+FORK_FROM_EVENTS = 200_000
+FORK_PATIENCE_S, FORK_PATIENCE_RATIO = 30.0, 4.0
 
 
 def _modules(events: EventColumns, rows: list) -> ModulesBlock | None:
@@ -131,24 +139,17 @@ def report_from_trace(
     return report_from_columns(read, trace, source, progress, cut_short)
 
 
-def report_from_columns(
-    read: TraceColumns,
-    trace: DecodedTrace,
-    source: str,
-    progress: Progress = no_progress,
-    cut_short: bool = False,
-    summarise: bool = True,
-) -> Report:
-    """As :func:`report_from_trace`, from the trace's events already read into columns
-    (``trace``: its other fields; a big file's events are read as it is decoded).
-    ``summarise=False``: the rows, kernels and notes alone (no step model, overview,
-    memory or modules: a quarter of the time at 1M events), for rows wanted first."""
-    events = read.columns
-    if not events.event_count:
-        if cut_short:
-            raise ReportError(f"{source} is cut short before its first profiler event")
-        raise ReportError(f"{source} holds no profiler events: is it a torch.profiler trace?")
-    progress("grouping", COLUMNS_SHARE)
+def _column_blocks(read: TraceColumns) -> tuple[ColumnSummaries | None, MemoryBlock | None]:
+    """What the columns alone give, the rows not needed: the step model's summaries (but
+    their recommendations) and the memory block."""
+    steps = find_steps(read.columns)
+    return column_summaries(read.columns, steps), _memory(read, steps)
+
+
+def _grouped(
+    events: EventColumns, source: str, progress: Progress
+) -> tuple[Aggregation, list[Row], str]:
+    """The events grouped (what the rows came from), their rows checked, and the ranking."""
     aggregation = aggregate_events(events)
     progress("grouping", GROUPED_SHARE)
     for group in aggregation.groups:
@@ -161,6 +162,48 @@ def report_from_columns(
         raise ReportError(
             f"{source} has an event whose Input Dims are not shapes ({exc})"
         ) from None
+    return aggregation, rows, ranking
+
+
+def report_from_columns(
+    read: TraceColumns,
+    trace: DecodedTrace,
+    source: str,
+    progress: Progress = no_progress,
+    cut_short: bool = False,
+    summarise: bool = True,
+    fork: bool = True,
+) -> Report:
+    """As :func:`report_from_trace`, from the trace's events already read into columns
+    (``trace``: its other fields; a big file's events are read as it is decoded).
+    ``summarise=False``: the rows, kernels and notes alone (no step model, overview,
+    memory or modules: a quarter of the time at 1M events), for rows wanted first.
+
+    The step model, the summaries and the memory block need the columns, not the rows:
+    for a trace of :data:`FORK_FROM_EVENTS` events or more they are made in a forked
+    child while this process groups the rows (:mod:`~torchscan_tui.common.forked`: a
+    second core's work, ~1.3 s of a 1M-event trace's ~5.5), unless ``fork`` is False (a
+    pool of rank readers busy on every core). The report is the same either way."""
+    events = read.columns
+    if not events.event_count:
+        if cut_short:
+            raise ReportError(f"{source} is cut short before its first profiler event")
+        raise ReportError(f"{source} holds no profiler events: is it a torch.profiler trace?")
+    progress("grouping", COLUMNS_SHARE)
+    fork = fork and summarise and events.event_count >= FORK_FROM_EVENTS
+    if fork:
+        _ = events.classes  # worked out once, before the fork: both processes read them
+    started = time.monotonic()
+    column_part: ColumnSummaries | None = None
+    memory: MemoryBlock | None = None
+    with Forked(partial(_column_blocks, read), fork) as blocks:
+        aggregation, rows, ranking = _grouped(events, source, progress)
+        if summarise:
+            # Its own time, several times over, before a child that has not answered
+            # is stopped and the blocks made here (the child makes them in less).
+            patience = max(FORK_PATIENCE_S, FORK_PATIENCE_RATIO * (time.monotonic() - started))
+            column_part, memory = blocks.result(timeout=patience)
+    device_measured = aggregation.device_event_count > 0
     cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
     notes = [cut_note] if cut_note else []
     has_shapes = read.has_shapes
@@ -182,12 +225,10 @@ def report_from_columns(
         )
     notes += device_diagnostics(aggregation, events.set_apart)
     kernels = kernel_rows(aggregation)
-    overview, memory, modules = None, None, None
+    overview, modules = None, None
     if summarise:  # the blocks over the rows
-        steps = find_steps(events)
         progress("grouping", STEPPED_SHARE)
-        overview = summaries(events, steps, kernels, rows)
-        memory, modules = _memory(read, steps), _modules(events, rows)
+        overview, modules = finished(column_part, kernels, rows), _modules(events, rows)
         progress("grouping", SUMMARISED_SHARE)
     context = {
             "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",

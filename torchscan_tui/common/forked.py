@@ -1,0 +1,155 @@
+"""A call made in a forked child while this process does other work: two cores at once.
+
+Python runs one thread at a time, so work that needs none of the caller's next results
+overlaps it only in another process. A forked child starts with this process's memory as
+it is (a big trace's decoded columns: shared until written, nothing pickled on the way
+in), makes the call, and sends its pickled result back on a pipe.
+
+Where a child is not worth it or cannot be had (not Linux, one core, asked not to), or
+fails in any way (the call raised, the child was killed, the result would not pickle),
+:meth:`Forked.result` makes the call in this process instead: its caller gets the value
+or the exception an in-line call gives, with its traceback. The child never returns into
+the caller's code, writes nothing to the terminal, and ends with ``os._exit`` (no
+``atexit``, no Textual teardown of the terminal it shares).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import select
+import signal
+import sys
+import time
+import warnings
+from collections.abc import Callable
+from typing import Generic, TypeVar, cast
+
+T = TypeVar("T")
+
+READ_BYTES = 1 << 20
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Whether a forked child can run beside this process here: Linux (fork is unsafe
+    with macOS's system libraries) and a second core."""
+    return sys.platform.startswith("linux") and hasattr(os, "fork") and cores() >= 2
+
+
+class Forked(Generic[T]):
+    """``call`` started in a forked child (see the module); :meth:`result` its value.
+
+    Use as a context manager, or call :meth:`cancel`: a caller that fails before asking
+    for the result must not leave the child running."""
+
+    def __init__(self, call: Callable[[], T], fork: bool = True):
+        self._call = call
+        self._pid: int | None = None
+        self._pipe: int | None = None
+        if fork and can_fork():
+            self._start()
+
+    @property
+    def forked(self) -> bool:
+        """Whether a child is making the call (False: :meth:`result` makes it here)."""
+        return self._pid is not None
+
+    def _start(self) -> None:
+        read, write = os.pipe()
+        try:
+            with warnings.catch_warnings():
+                # Python 3.12 warns of fork in a threaded process (the app reads a trace
+                # on a thread): the child only computes and exits, taking no lock another
+                # thread could hold (nothing is imported, printed or logged there).
+                warnings.simplefilter("ignore", DeprecationWarning)
+                pid = os.fork()
+        except OSError:  # no memory or processes left for a child: in line instead
+            os.close(read)
+            os.close(write)
+            return
+        if pid == 0:
+            os.close(read)
+            self._child(write)
+        os.close(write)
+        self._pid, self._pipe = pid, read
+
+    def _child(self, write: int) -> None:
+        """In the child: the call's pickled result to the pipe, then exit. Never returns."""
+        code = 1
+        try:
+            gc.disable()  # no finalizer of the parent's objects runs here
+            warnings.simplefilter("ignore")  # the terminal is the parent's
+            data = pickle.dumps(self._call(), protocol=pickle.HIGHEST_PROTOCOL)
+            with open(write, "wb") as pipe:
+                pipe.write(data)
+            code = 0
+        except BaseException:  # noqa: BLE001, S110 - the parent makes the call again
+            pass  # and gets the exception itself, with its traceback
+        finally:
+            os._exit(code)
+
+    def result(self, timeout: float | None = None) -> T:
+        """The call's value: the child's, or made here when there is none or it failed.
+
+        ``timeout``: seconds to wait for the child, after which it is stopped and the
+        call made here (a child stuck for any reason never hangs its parent)."""
+        if self._pid is None or self._pipe is None:
+            return self._call()
+        data = self._read(self._pipe, timeout)
+        if data is None:
+            self.cancel()
+            return self._call()
+        pid = self._pid
+        os.close(self._pipe)
+        self._pid = self._pipe = None
+        _, status = os.waitpid(pid, 0)
+        if os.waitstatus_to_exitcode(status) == 0:
+            try:
+                return cast(T, pickle.loads(data))
+            except Exception:  # noqa: BLE001 - a result cut short: made here instead
+                pass
+        return self._call()
+
+    @staticmethod
+    def _read(pipe: int, timeout: float | None) -> bytes | None:
+        """All the child writes, up to its end; None when ``timeout`` passes first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        waiting = select.poll()  # not select(): any descriptor number
+        waiting.register(pipe, select.POLLIN)
+        chunks: list[bytes] = []
+        while True:
+            wait = None if deadline is None else max(deadline - time.monotonic(), 0.0) * 1e3
+            if not waiting.poll(wait):
+                return None
+            chunk = os.read(pipe, READ_BYTES)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+    def cancel(self) -> None:
+        """Stop the child, if one is still running, and reap it."""
+        if self._pid is None or self._pipe is None:
+            return
+        pid, pipe = self._pid, self._pipe
+        self._pid = self._pipe = None
+        os.close(pipe)
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+
+    def __enter__(self) -> Forked[T]:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
