@@ -48,7 +48,7 @@ def _gone(pid: int) -> bool:
 @needs_fork
 def test_the_call_runs_in_a_child_and_its_value_comes_back():
     with Forked(where) as call:
-        assert call.forked
+        assert call.pid is not None
         child = call.result()
     assert child != PARENT
     assert _gone(child)
@@ -58,7 +58,7 @@ def test_without_a_fork_the_call_is_made_here(monkeypatch):
     assert Forked(where, fork=False).result() == PARENT
     monkeypatch.setattr(forked, "cores", lambda: 1)  # one core: nothing beside it
     call = Forked(where)
-    assert not call.forked
+    assert call.pid is None
     assert call.result() == PARENT
 
 
@@ -97,7 +97,7 @@ def test_a_result_that_does_not_pickle_is_made_here():
 @needs_fork
 def test_a_child_past_its_time_is_stopped_and_the_call_made_here():
     call = Forked(in_child_only(lambda: time.sleep(60)))
-    child = call._pid
+    child = call.pid
     started = time.monotonic()
     assert call.result(timeout=0.3) == "here"
     assert time.monotonic() - started < 10
@@ -107,7 +107,7 @@ def test_a_child_past_its_time_is_stopped_and_the_call_made_here():
 @needs_fork
 def test_a_caller_that_fails_before_the_result_stops_and_reaps_the_child():
     with pytest.raises(RuntimeError), Forked(in_child_only(lambda: time.sleep(60))) as call:
-        child = call._pid
+        child = call.pid
         raise RuntimeError("the grouping failed")
     assert child is not None and _gone(child)
 

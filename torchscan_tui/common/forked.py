@@ -59,17 +59,18 @@ class Forked(Generic[T]):
             self._start()
 
     @property
-    def forked(self) -> bool:
-        """Whether a child is making the call (False: :meth:`result` makes it here)."""
-        return self._pid is not None
+    def pid(self) -> int | None:
+        """The child's process id until its result is taken or it is stopped; None when
+        no child makes the call (:meth:`result` makes it here)."""
+        return self._pid
 
     def _start(self) -> None:
         read, write = os.pipe()
         try:
             with warnings.catch_warnings():
-                # Python 3.12 warns of fork in a threaded process (the app reads a trace
-                # on a thread): the child only computes and exits, taking no lock another
-                # thread could hold (nothing is imported, printed or logged there).
+                # Python 3.12 warns of fork in a process with threads: the child only
+                # computes and exits, taking no lock another thread could hold (nothing
+                # is imported, printed or logged there).
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
         except OSError:  # no memory or processes left for a child: in line instead
