@@ -131,7 +131,7 @@ def test_a_big_value_comes_back_whole():
     ],
 )
 def test_a_trace_s_blocks_made_beside_the_grouping_give_the_report_made_in_line(name, monkeypatch):
-    """The step model, summaries and memory block made in a child (every trace forks:
+    """The step model and summaries made in a child (every trace forks:
     the threshold set to one event) equal those made in line, in every field."""
     in_line, _ = open_profile(DATA / name)
     made_in: list[int] = []

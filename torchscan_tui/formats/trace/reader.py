@@ -139,11 +139,11 @@ def report_from_trace(
     return report_from_columns(read, trace, source, progress, cut_short)
 
 
-def _column_blocks(read: TraceColumns) -> tuple[ColumnSummaries | None, MemoryBlock | None]:
-    """What the columns alone give, the rows not needed: the step model's summaries (but
-    their recommendations) and the memory block."""
-    steps = find_steps(read.columns)
-    return column_summaries(read.columns, steps), _memory(read, steps)
+def _stepped(events: EventColumns) -> tuple[Steps, ColumnSummaries | None]:
+    """What the columns alone give, the rows not needed: the step model and its
+    summaries (but their recommendations)."""
+    steps = find_steps(events)
+    return steps, column_summaries(events, steps)
 
 
 def _grouped(
@@ -179,9 +179,9 @@ def report_from_columns(
     ``summarise=False``: the rows, kernels and notes alone (no step model, overview,
     memory or modules: a quarter of the time at 1M events), for rows wanted first.
 
-    The step model, the summaries and the memory block need the columns, not the rows:
-    for a trace of :data:`FORK_FROM_EVENTS` events or more they are made in a forked
-    child while this process groups the rows (:mod:`~torchscan_tui.common.forked`: a
+    The step model and the summaries need the columns, not the rows: for a trace of
+    :data:`FORK_FROM_EVENTS` events or more they are made in a forked child while this
+    process groups the rows (:mod:`~torchscan_tui.common.forked`: a
     second core's work, ~1.3 s of a 1M-event trace's ~5.5), unless ``fork`` is False (a
     pool of rank readers busy on every core). The report is the same either way."""
     events = read.columns
@@ -194,15 +194,14 @@ def report_from_columns(
     if fork:
         _ = events.classes  # worked out once, before the fork: both processes read them
     started = time.monotonic()
-    column_part: ColumnSummaries | None = None
-    memory: MemoryBlock | None = None
-    with Forked(partial(_column_blocks, read), fork) as blocks:
+    stepped: tuple[Steps, ColumnSummaries | None] | None = None
+    with Forked(partial(_stepped, events), fork) as blocks:
         aggregation, rows, ranking = _grouped(events, source, progress)
         if summarise:
             # Its own time, several times over, before a child that has not answered
             # is stopped and the blocks made here (the child makes them in less).
             patience = max(FORK_PATIENCE_S, FORK_PATIENCE_RATIO * (time.monotonic() - started))
-            column_part, memory = blocks.result(timeout=patience)
+            stepped = blocks.result(timeout=patience)
     device_measured = aggregation.device_event_count > 0
     cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
     notes = [cut_note] if cut_note else []
@@ -225,10 +224,14 @@ def report_from_columns(
         )
     notes += device_diagnostics(aggregation, events.set_apart)
     kernels = kernel_rows(aggregation)
-    overview, modules = None, None
-    if summarise:  # the blocks over the rows
+    overview, memory, modules = None, None, None
+    if stepped is not None:  # the blocks over the rows
         progress("grouping", STEPPED_SHARE)
-        overview, modules = finished(column_part, kernels, rows), _modules(events, rows)
+        steps, column_part = stepped
+        overview = finished(column_part, kernels, rows)
+        # Here, after the grouping, not in the child: its ~40 MiB for a memory profile's
+        # 100k allocations came on top of the grouping's, past the file's size.
+        memory, modules = _memory(read, steps), _modules(events, rows)
         progress("grouping", SUMMARISED_SHARE)
     context = {
             "device": (aggregation.device_kind or "cuda") if device_measured else "cpu",
