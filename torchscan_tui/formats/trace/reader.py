@@ -181,9 +181,10 @@ def report_from_columns(
 
     The step model and the summaries need the columns, not the rows: for a trace of
     :data:`FORK_FROM_EVENTS` events or more they are made in a forked child while this
-    process groups the rows (:mod:`~torchscan_tui.common.forked`: a
-    second core's work, ~1.3 s of a 1M-event trace's ~5.5), unless ``fork`` is False (a
-    pool of rank readers busy on every core). The report is the same either way."""
+    process groups the rows (:mod:`~torchscan_tui.common.forked`: a second core's work,
+    ~1-1.5 s of a 1M-event trace's ~5), unless ``fork`` is False (the app, whose process
+    holds more; a pool of rank readers busy on every core). The report is the same
+    either way."""
     events = read.columns
     if not events.event_count:
         if cut_short:
