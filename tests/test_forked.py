@@ -40,6 +40,10 @@ def in_child_only(action):
     return call
 
 
+def out_of_memory() -> None:
+    raise MemoryError
+
+
 def _gone(pid: int) -> bool:
     """Whether ``pid`` is reaped: no such process, not even a zombie."""
     return not Path(f"/proc/{pid}").exists()
@@ -77,7 +81,7 @@ def test_a_call_that_raises_in_the_child_is_made_here_and_raises_here():
     [
         pytest.param(lambda: os.kill(os.getpid(), signal.SIGKILL), id="killed"),
         pytest.param(lambda: os._exit(0), id="exits-without-a-result"),
-        pytest.param(lambda: (_ for _ in ()).throw(MemoryError()), id="out-of-memory"),
+        pytest.param(out_of_memory, id="out-of-memory"),
     ],
 )
 def test_a_child_that_fails_gives_the_value_made_here(failure):
