@@ -3,7 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -241,3 +246,72 @@ def test_flops_reach_the_report_when_asked(tmp_path):
     addmm = [row for row in report["operators"] if row["operator"] == "aten::addmm"]
     assert addmm and all(row["flops"] > 0 and row["flops_per_second"] > 0 for row in addmm)
     assert all(row["cpu_total_seconds"] >= row["cpu_self_seconds"] for row in report["operators"])
+
+
+def _cpu_trace(path: Path, events: int) -> None:
+    """A trace of ``events`` CPU ops, each nested in the one before it by twos."""
+    event = (
+        '{{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": {ts}, '
+        '"dur": {dur}, "args": {{"Input Dims": [[2, 2], [2, 2]]}}}}'
+    )
+    body = ",\n".join(
+        event.format(ts=10 * (index // 2) + index % 2, dur=8 - 2 * (index % 2))
+        for index in range(events)
+    )
+    path.write_text('{"traceEvents": [\n' + body + "\n]}\n")
+
+
+def _children(pid: int) -> list[int]:
+    """``pid``'s child processes (none once it is gone)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:  # the thread ended as it was read
+            pass
+    return found
+
+
+def _reading(pid: int, trace: Path) -> bool:
+    """Whether ``pid`` has ``trace`` open."""
+    for descriptor in Path(f"/proc/{pid}/fd").glob("*"):
+        try:
+            if os.readlink(descriptor) == str(trace.resolve()):
+                return True
+        except OSError:  # closed as it was read
+            pass
+    return False
+
+
+@pytest.mark.parametrize("when", ["reading", "grouping"])
+def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when):
+    """Ctrl-C while a big trace is read, or grouped with its summaries made in a child
+    beside it (formats/trace/reader.py), ends the command with one line and code 130, no
+    traceback, no report or temp file, and no child left."""
+    trace, out = tmp_path / "big.json", tmp_path / "out" / "report.json"
+    out.parent.mkdir()
+    _cpu_trace(trace, 400_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchscan_tui", str(trace), "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while not _reading(process.pid, trace):
+        assert process.poll() is None and time.monotonic() < deadline, "never read the trace"
+        time.sleep(0.002)
+    children: list[int] = []
+    while when == "grouping" and not children:
+        assert process.poll() is None and time.monotonic() < deadline, "no child beside"
+        time.sleep(0.002)
+        children = _children(process.pid)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.strip().splitlines()[-1] == (
+        f"torchscan-tui: {trace}: conversion interrupted (Ctrl-C)"
+    )
+    assert list(out.parent.iterdir()) == []
+    assert all(not Path(f"/proc/{child}").exists() for child in children)

@@ -196,8 +196,20 @@ def run_headless(
     return EXIT_OK
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a conversion. Not KeyboardInterrupt itself: CPython notes one that
+    reaches code run by ``exec`` of a string (a dataclass or namedtuple being made, as
+    a module imported mid-read defines them) and, though it is caught, ends the process
+    by SIGINT on exit (status -2, not our 130)."""
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted
+
+
 def convert_profile(path: str, json_path: str, force: bool) -> int:
     """Headless conversion: a trace (or report) in, the report with all its rows out."""
+    previous = signal.signal(signal.SIGINT, _interrupt)
     try:
         check_destination(json_path, overwrite=force)
         report, source, *_ = open_with_progress(path)
@@ -206,6 +218,10 @@ def convert_profile(path: str, json_path: str, force: bool) -> int:
         return fail(f"{exc} (pass --force)")
     except (ReportError, ExportError) as exc:
         return fail(str(exc))
+    except KeyboardInterrupt:  # a big trace takes seconds: Ctrl-C ends it in one line
+        return fail(f"{path}: conversion interrupted (Ctrl-C)", EXIT_CANCELLED)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     device = device_line(report["context"])
     say(
         f"torchscan-tui: {source}: {len(report['operators'])} rows, "
