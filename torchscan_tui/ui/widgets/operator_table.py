@@ -243,8 +243,8 @@ class OperatorTable(ScrollView, can_focus=True):
             self._device_seen, self._names_width, self._scanned = False, 0, 0
             self._flops_seen = self._totals_seen = False
         self._resize_content(Size(self.scrollable_content_region.width, len(self.view.visible) + 1))
+        # Set even when unchanged (always_update): its watcher repaints the changed lines.
         self.cursor = min(self.cursor, max(len(self.view.visible) - 1, 0))
-        self.repaint_changed_lines()
 
     def repaint_changed_lines(self) -> None:
         """Repaint the lines whose row, cursor or selection changed, not the whole table.
