@@ -1,4 +1,5 @@
-"""Watching real processes from tests: is a pid alive, wait for it to go, wait for a file."""
+"""Watching real processes from tests: is a pid alive or reaped, its children, wait for
+it to go, wait for a file."""
 
 from __future__ import annotations
 
@@ -13,6 +14,22 @@ def alive(pid: int) -> bool:
             return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
+
+
+def reaped(pid: int) -> bool:
+    """Whether ``pid`` is gone and reaped: no such process, not even a zombie."""
+    return not Path(f"/proc/{pid}").exists()
+
+
+def children(pid: int) -> list[int]:
+    """``pid``'s child processes (none once it is gone)."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(child) for child in (task / "children").read_text().split()]
+        except OSError:  # the thread ended as it was read
+            pass
+    return found
 
 
 def gone_within(pids, seconds: float) -> bool:

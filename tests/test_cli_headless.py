@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLES, torchscan
+from proc_helpers import children as child_pids
+from proc_helpers import reaped
 
 from torchscan_tui.formats.report import SCHEMA_NAME, SCHEMA_VERSION, save_report
 
@@ -261,17 +263,6 @@ def _cpu_trace(path: Path, events: int) -> None:
     path.write_text('{"traceEvents": [\n' + body + "\n]}\n")
 
 
-def _children(pid: int) -> list[int]:
-    """``pid``'s child processes (none once it is gone)."""
-    found = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found += [int(child) for child in (task / "children").read_text().split()]
-        except OSError:  # the thread ended as it was read
-            pass
-    return found
-
-
 def _reading(pid: int, trace: Path) -> bool:
     """Whether ``pid`` has ``trace`` open."""
     for descriptor in Path(f"/proc/{pid}/fd").glob("*"):
@@ -305,7 +296,7 @@ def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when):
     while when == "grouping" and not children:
         assert process.poll() is None and time.monotonic() < deadline, "no child beside"
         time.sleep(0.002)
-        children = _children(process.pid)
+        children = child_pids(process.pid)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
@@ -314,4 +305,4 @@ def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when):
         f"torchscan-tui: {trace}: conversion interrupted (Ctrl-C)"
     )
     assert list(out.parent.iterdir()) == []
-    assert all(not Path(f"/proc/{child}").exists() for child in children)
+    assert all(reaped(child) for child in children)
