@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from proc_helpers import reaped
 
 from torchscan_tui.common import forked
 from torchscan_tui.common.forked import Forked, can_fork
@@ -44,26 +45,21 @@ def out_of_memory() -> None:
     raise MemoryError
 
 
-def _gone(pid: int) -> bool:
-    """Whether ``pid`` is reaped: no such process, not even a zombie."""
-    return not Path(f"/proc/{pid}").exists()
-
-
 @needs_fork
 def test_the_call_runs_in_a_child_and_its_value_comes_back():
     with Forked(where) as call:
         assert call.pid is not None
         child = call.result()
     assert child != PARENT
-    assert _gone(child)
+    assert reaped(child)
 
 
 def test_without_a_fork_the_call_is_made_here(monkeypatch):
     assert Forked(where, fork=False).result() == PARENT
     monkeypatch.setattr(forked, "cores", lambda: 1)  # one core: nothing beside it
-    call = Forked(where)
-    assert call.pid is None
-    assert call.result() == PARENT
+    with Forked(where) as call:
+        assert call.pid is None
+        assert call.result() == PARENT
 
 
 @needs_fork
@@ -100,12 +96,12 @@ def test_a_result_that_does_not_pickle_is_made_here():
 
 @needs_fork
 def test_a_child_past_its_time_is_stopped_and_the_call_made_here():
-    call = Forked(in_child_only(lambda: time.sleep(60)))
-    child = call.pid
-    started = time.monotonic()
-    assert call.result(timeout=0.3) == "here"
-    assert time.monotonic() - started < 10
-    assert child is not None and _gone(child)
+    with Forked(in_child_only(lambda: time.sleep(60))) as call:
+        child = call.pid
+        started = time.monotonic()
+        assert call.result(timeout=0.3) == "here"
+        assert time.monotonic() - started < 10
+        assert child is not None and reaped(child)
 
 
 @needs_fork
@@ -113,7 +109,26 @@ def test_a_caller_that_fails_before_the_result_stops_and_reaps_the_child():
     with pytest.raises(RuntimeError), Forked(in_child_only(lambda: time.sleep(60))) as call:
         child = call.pid
         raise RuntimeError("the grouping failed")
-    assert child is not None and _gone(child)
+    assert child is not None and reaped(child)
+
+
+@needs_fork
+def test_ctrl_c_as_the_child_starts_stops_and_reaps_it(monkeypatch):
+    """A KeyboardInterrupt right after the fork, before the child is recorded, would
+    leave a child nobody stops: it is held back until then, and the child stopped."""
+    fork, made = os.fork, []
+
+    def interrupted_fork() -> int:
+        pid = fork()
+        if pid:
+            made.append(pid)
+            signal.raise_signal(signal.SIGINT)  # Ctrl-C, as fork returns
+        return pid
+
+    monkeypatch.setattr(forked.os, "fork", interrupted_fork)
+    with pytest.raises(KeyboardInterrupt), Forked(in_child_only(lambda: time.sleep(60))):
+        pass
+    assert made and reaped(made[0])
 
 
 @needs_fork

@@ -46,17 +46,18 @@ def can_fork() -> bool:
 
 
 class Forked(Generic[T]):
-    """``call`` started in a forked child (see the module); :meth:`result` its value.
+    """``call`` made in a forked child (see the module) for the span of a ``with`` block;
+    :meth:`result` its value.
 
-    Use as a context manager, or call :meth:`cancel`: a caller that fails before asking
-    for the result must not leave the child running."""
+    The child starts as the block is entered and is stopped on leaving it, however the
+    block ends: a caller that fails (or is interrupted) before asking for the result
+    never leaves it running. Outside a block, :meth:`result` makes the call here."""
 
     def __init__(self, call: Callable[[], T], fork: bool = True):
         self._call = call
+        self._fork = fork
         self._pid: int | None = None
         self._pipe: int | None = None
-        if fork and can_fork():
-            self._start()
 
     @property
     def pid(self) -> int | None:
@@ -64,8 +65,24 @@ class Forked(Generic[T]):
         no child makes the call (:meth:`result` makes it here)."""
         return self._pid
 
+    def __enter__(self) -> Forked[T]:
+        if self._fork and can_fork():
+            try:
+                self._start()
+            except BaseException:  # Ctrl-C, held back by _start, raised as it ends
+                self.cancel()  # __exit__ is not called when __enter__ raises
+                raise
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.cancel()
+
     def _start(self) -> None:
         read, write = os.pipe()
+        # No Ctrl-C from the fork until the child is recorded: a KeyboardInterrupt in
+        # between would leave a child nobody knows to stop. One held back is raised as
+        # the mask is restored, with the child recorded (__enter__ stops it).
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             with warnings.catch_warnings():
                 # Python 3.12 warns of fork in a process with threads: the child only
@@ -73,15 +90,16 @@ class Forked(Generic[T]):
                 # is imported, printed or logged there).
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
+            if pid == 0:
+                signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+                os.close(read)
+                self._child(write)
+            self._pid, self._pipe = pid, read
         except OSError:  # no memory or processes left for a child: in line instead
             os.close(read)
+        finally:
             os.close(write)
-            return
-        if pid == 0:
-            os.close(read)
-            self._child(write)
-        os.close(write)
-        self._pid, self._pipe = pid, read
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
     def _child(self, write: int) -> None:
         """In the child: the call's pickled result to the pipe, then exit. Never returns."""
@@ -109,10 +127,10 @@ class Forked(Generic[T]):
         if data is None:
             self.cancel()
             return self._call()
-        pid = self._pid
-        os.close(self._pipe)
-        self._pid = self._pipe = None
-        _, status = os.waitpid(pid, 0)
+        # Reaped before it is forgotten: interrupted first, __exit__ still stops it.
+        _, status = os.waitpid(self._pid, 0)
+        pipe, self._pid, self._pipe = self._pipe, None, None
+        os.close(pipe)
         if os.waitstatus_to_exitcode(status) == 0:
             try:
                 return cast(T, pickle.loads(data))
@@ -148,9 +166,3 @@ class Forked(Generic[T]):
         except ProcessLookupError:
             pass
         os.waitpid(pid, 0)
-
-    def __enter__(self) -> Forked[T]:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.cancel()
