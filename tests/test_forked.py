@@ -126,8 +126,14 @@ def test_ctrl_c_as_the_child_starts_stops_and_reaps_it(monkeypatch):
         return pid
 
     monkeypatch.setattr(forked.os, "fork", interrupted_fork)
-    with pytest.raises(KeyboardInterrupt), Forked(in_child_only(lambda: time.sleep(60))):
-        pass
+    # Python's own Ctrl-C handler: a shell's background job (as CI may run the suite)
+    # starts with SIGINT ignored, and the signal would never raise.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt), Forked(in_child_only(lambda: time.sleep(60))):
+            pass
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert made and reaped(made[0])
 
 
