@@ -3,39 +3,26 @@
 Complete (``"X"``) events become columns, one comprehension or ``map`` per field: this
 runs over every event of the trace, so no per-event tuple or object is kept. ``Input
 Dims`` stay JSON bytes (grouping keys on them as they are); times become integer
-nanoseconds (:func:`nanoseconds`). Events arrive in batches
-(:mod:`~torchscan_tui.formats.trace.stream` decodes a big file a piece at a time): each
-batch is read into the columns and let go, and repeated strings (names, call stacks,
-shapes) are kept once, so the columns cost a fraction of the events they came from.
+nanoseconds (what each field becomes: :mod:`~torchscan_tui.formats.trace.event_fields`).
+Events arrive in batches (:mod:`~torchscan_tui.formats.trace.stream` decodes a big file a
+piece at a time): each batch is read into the columns and let go, and repeated strings
+(names, call stacks, shapes) are kept once, so the columns cost a fraction of the events
+they came from.
 """
 
 from __future__ import annotations
 
-import math
 import sys
 from array import array
 from collections import Counter
 from collections.abc import Iterable, MutableSequence
 from dataclasses import dataclass
-from decimal import Decimal
 from itertools import repeat
-from operator import add, attrgetter, sub
+from operator import add
 from typing import Any
 
-from torchscan_tui.analysis.activities import (
-    CPU_OP,
-    DEVICE_ANNOTATION,
-    DEVICE_WAIT,
-    DEVICE_WORK,
-    RUNTIME,
-    UNKNOWN,
-    activity_class,
-    canonical_category,
-)
 from torchscan_tui.analysis.profiler_events import (
-    DEVICE_WAIT_ACTIVITY,
     FILTERED_NAMES,
-    MEMORY_EVENT_NAME,
     DeviceWait,
     EventColumns,
     PythonFrames,
@@ -49,168 +36,27 @@ from torchscan_tui.analysis.sites import (
     python_function_site,
 )
 from torchscan_tui.formats.report import ReportError
-
-KEPT_CLASSES = frozenset({CPU_OP, RUNTIME, DEVICE_WORK, DEVICE_ANNOTATION})
-ON_DEVICE = frozenset({DEVICE_WORK, DEVICE_ANNOTATION})
-TIME_LIMIT_NS = 2**63  # no clock a profiler reads goes past it (292 years)
-FAST_EXACT_LIMIT_US = 2**42  # below it, round(us * 1000.0) is the exact nanosecond
-NO_SHAPES = b"[]"
-SHAPE_PROBE = 5000  # the first events looked at for Input Dims (was it recorded?)
-PYTHON_FUNCTION = "python_function"
-_NAME, _CATEGORY, _TS, _DURATION, _ARGS, _THREAD = map(
-    attrgetter, ("name", "cat", "ts", "dur", "args", "tid")
+from torchscan_tui.formats.trace.event_fields import (
+    ARGS,
+    DURATION,
+    NAME,
+    ON_DEVICE,
+    PYTHON_FUNCTION,
+    THREAD,
+    TS,
+    add_frames,
+    device_waits,
+    memory_instants,
+    nanoseconds,
+    placed,
+    thread_numbers,
 )
 
+__all__ = ["ColumnReader", "TraceColumns", "framed_sites", "nanoseconds", "read_columns"]
 
-def _thread(value: object) -> int:
-    """A thread id as a number: a whole number written ``7.0`` is thread 7 however it was
-    decoded (float, or int or Decimal read exactly); a name's digits, or its hash."""
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
-        return int(value)
-    if isinstance(value, Decimal) and value.is_finite() and value == value.to_integral_value():
-        return int(value)
-    digits = "".join(ch for ch in str(value) if ch.isdigit())
-    return int(digits) if digits else hash(value) & 0xFFFFFFFF
-
-
-def nanoseconds(microseconds: list) -> list[int]:
-    """Trace times (microseconds) as exact integer nanoseconds.
-
-    ``ts * 1000.0`` in floats is off by up to ~128 ns at today's epoch values (past
-    2**53), enough to make touching events overlap. Integers are multiplied as integers,
-    Decimals (read from the text, see ``trace_decode.EXACT_FLOAT_LIMIT_US``) likewise.
-    Floats: below :data:`FAST_EXACT_LIMIT_US` the product rounds to the exact nanosecond;
-    above it each time's offset from the earliest (exact in floats while all lie within a
-    factor 2) is scaled instead; else whole microseconds and fraction are split. Each path
-    is exact to the nanosecond for times written to three decimals, and takes only C
-    calls per value.
-    """
-    kinds = set(map(type, microseconds))
-    if kinds <= {int}:
-        return list(map((1000).__mul__, microseconds))
-    if Decimal in kinds:
-        return [round(value * 1000) for value in microseconds]
-    top, bottom = max(microseconds, default=0), min(microseconds, default=0)
-    if bottom >= 0 and top < FAST_EXACT_LIMIT_US:
-        # Both the float's own error and the product's rounding stay under 0.25 ns here.
-        return list(map(round, map((1000.0).__mul__, microseconds)))
-    base = math.floor(bottom)
-    if 0 < base and top <= 2 * base:
-        # One trace's times lie within a factor 2 of each other, so each one's offset
-        # from the earliest is exact in floats (Sterbenz) and small enough to scale.
-        offsets = map(round, map((1000.0).__mul__, map(sub, microseconds, repeat(base))))
-        return list(map((base * 1000).__add__, offsets))
-    wholes = list(map(math.floor, microseconds))
-    fractions = map(round, map((1000.0).__mul__, map(sub, microseconds, wholes)))
-    return list(map(add, map((1000).__mul__, wholes), fractions))
-
-
-def _thread_numbers(tids: list, kept: dict[int, int]) -> list[int]:
-    """Each event's thread as a number (:func:`_thread`), worked out once per distinct id
-    (a trace names a handful; a 2021 trace writes most as strings) and each number kept
-    as one int object (``kept``: those of the events read before)."""
-    try:
-        numbers = {
-            tid: kept.setdefault(number, number)
-            for tid in set(tids)
-            for number in (tid if type(tid) is int else _thread(tid),)
-        }
-    except TypeError:  # an id that is a list or an object: each on its own
-        return [tid if type(tid) is int else _thread(tid) for tid in tids]
-    return list(map(numbers.__getitem__, tids))
-
-
-def _memory_instants(trace_events: list, threads: dict[int, int]) -> tuple[list[RawEvent], list]:
-    """The ``[memory]`` instants (allocations and frees) of decoded trace events, and
-    each one's ``args`` (what the allocations read: address, bytes, total, device)."""
-    instants = [
-        entry for entry in trace_events if entry.ph == "i" and entry.name == MEMORY_EVENT_NAME
-    ]
-    args = list(map(_ARGS, instants))
-    times = nanoseconds(list(map(_TS, instants)))
-    events = list(
-        map(
-            RawEvent._make,
-            zip(
-                repeat(MEMORY_EVENT_NAME),
-                ["CPU" if a is None or a.device_type == 0 else "CUDA" for a in args],
-                repeat(False),
-                _thread_numbers(list(map(_THREAD, instants)), threads),
-                times,
-                times,
-                repeat(0),
-                repeat(0),
-                repeat([]),  # never read: memory instants are not grouped by shape
-                repeat(False),
-                repeat(""),
-                [0 if a is None else int(a.nbytes or 0) for a in args],
-                repeat(False),
-                repeat(0),  # no FLOPs: a trace does not carry them
-            ),
-        )
-    )
-    return events, args
-
-
-def _stream_number(value: object) -> int:
-    """A device event's ``stream`` as HTA reads it: the number, or -1 where it is none."""
-    try:
-        return int(value)  # type: ignore[call-overload]
-    except (TypeError, ValueError, OverflowError):
-        return -1
-
-
-def _device_waits(trace_events: list) -> list[DeviceWait]:
-    """The synchronisations drawn on a device stream (``cuda_sync`` with a ``stream``):
-    busy time of the device timeline as HTA counts it, never an operator's device time."""
-    waits = [
-        entry
-        for entry in trace_events
-        if entry.ph == "X"
-        and entry.cat == DEVICE_WAIT_ACTIVITY
-        and entry.args is not None
-        and _stream_number(entry.args.stream) != -1
-    ]
-    starts = nanoseconds(list(map(_TS, waits)))
-    ends = list(map(add, starts, nanoseconds(list(map(_DURATION, waits)))))
-    return [
-        DeviceWait(str(entry.name), start, end, _stream_number(entry.args.correlation))
-        for entry, start, end in zip(waits, starts, ends, strict=True)
-    ]
-
-
-def _placed(trace_events: list) -> tuple[list, list[str], list[str], Counter, set]:
-    """The complete events grouping reads, their canonical categories and activity
-    classes, how many events of each category it set apart (waits and categories it
-    cannot place: named in a diagnostic, never turned into CPU time), and every category
-    present (as the trace spells it).
-
-    One pass in Python over the events (the filter); the rest are C-level maps.
-    """
-    present = set(map(_CATEGORY, trace_events))
-    canonical = {
-        category: canonical_category(category if type(category) is str else str(category or ""))
-        for category in present
-    }
-    classes = {category: activity_class(name) for category, name in canonical.items()}
-    left_out = {category for category, cls in classes.items() if cls not in KEPT_CLASSES}
-    complete = [entry for entry in trace_events if entry.ph == "X" and entry.cat not in left_out]
-    named = {category for category in left_out if classes[category] in (UNKNOWN, DEVICE_WAIT)}
-    set_apart: Counter[str] = Counter()
-    if named:
-        set_apart = Counter(
-            canonical[entry.cat] for entry in trace_events if entry.ph == "X" and entry.cat in named
-        )
-    raw = list(map(_CATEGORY, complete))
-    return (
-        complete,
-        list(map(canonical.__getitem__, raw)),
-        list(map(classes.__getitem__, raw)),
-        set_apart,
-        present,
-    )
+TIME_LIMIT_NS = 2**63  # no clock a profiler reads goes past it (292 years)
+NO_SHAPES = b"[]"
+SHAPE_PROBE = 5000  # the first events looked at for Input Dims (was it recorded?)
 
 
 def framed_sites(
@@ -287,14 +133,14 @@ class ColumnReader:
             ) from None
 
     def _add(self, batch: list) -> None:
-        complete, categories, classes, set_apart, present = _placed(batch)
-        memory, memory_args = _memory_instants(batch, self._threads)
+        complete, categories, classes, set_apart, present = placed(batch)
+        memory, memory_args = memory_instants(batch, self._threads)
         self._read += len(complete) + len(memory)
         self._memory += memory
         self._memory_args += memory_args
         self._set_apart.update(set_apart)
         self._present |= present
-        names = list(map(_NAME, complete))
+        names = list(map(NAME, complete))
         if set(map(type, names)) - {str}:
             names = [name if type(name) is str else str(name) for name in names]
         if not FILTERED_NAMES.isdisjoint(names):
@@ -306,12 +152,12 @@ class ColumnReader:
             complete, names = [e for e, *_ in kept], [n for _, n, *_ in kept]
             categories, classes = [c for *_, c, _ in kept], [k for *_, k in kept]
         on_device = list(map(ON_DEVICE.__contains__, classes))
-        starts = nanoseconds(list(map(_TS, complete)))
-        durations = nanoseconds(list(map(_DURATION, complete)))
+        starts = nanoseconds(list(map(TS, complete)))
+        durations = nanoseconds(list(map(DURATION, complete)))
         ends = list(map(add, starts, durations))
         if min(durations, default=0) < 0 or max(map(abs, ends), default=0) >= TIME_LIMIT_NS:
             raise ValueError("a negative duration, or a time past 292 years")
-        args = list(map(_ARGS, complete))
+        args = list(map(ARGS, complete))
         # 2021 traces spell it "external id" on runtime calls and kernels.
         externals = [
             0 if a is None else int(a.external_id or a.legacy_external_id or 0) for a in args
@@ -340,7 +186,7 @@ class ColumnReader:
                 for a, device in zip(args, on_device, strict=True)
             )
         ]
-        threads = _thread_numbers(list(map(_THREAD, complete)), self._threads)
+        threads = thread_numbers(list(map(THREAD, complete)), self._threads)
         columns = self._columns
         for name, values in (
             ("names", map(sys.intern, names)),
@@ -364,14 +210,14 @@ class ColumnReader:
         columns["backward"].extend(
             a is not None and a.forward_thread not in (0, None) for a in args
         )
-        self._waits += _device_waits(batch)
+        self._waits += device_waits(batch)
         sites = call_sites([None if a is None else a.call_stack for a in args], self._stacks)
         if sites and self._sites is None:
             self._sites = [None] * (len(columns["names"]) - len(sites))
         if self._sites is not None:
             self._sites += sites or repeat(None, len(names))
         if PYTHON_FUNCTION in present:
-            _add_frames(self._frames, batch, self._threads)
+            add_frames(self._frames, batch, self._threads)
 
     def snapshot(self) -> TraceColumns:
         """The columns of the batches added so far, as :meth:`finish` gives them, while
@@ -440,14 +286,3 @@ def _extend(columns: dict[str, MutableSequence], name: str, values: Iterable) ->
             del column[before:]
             column = columns[name] = list(column)
     column.extend(values)
-
-
-def _add_frames(frames: dict[str, list], trace_events: list, threads: dict[int, int]) -> None:
-    """Kineto's ``python_function`` events (traces recorded with ``with_stack`` by torch
-    2.x): each frame's name, thread, start and end, added to ``frames``."""
-    found = [e for e in trace_events if e.ph == "X" and e.cat == PYTHON_FUNCTION]
-    starts = nanoseconds(list(map(_TS, found)))
-    frames["names"] += [sys.intern(name) if type(name) is str else "" for name in map(_NAME, found)]
-    frames["threads"] += _thread_numbers(list(map(_THREAD, found)), threads)
-    frames["starts"] += starts
-    frames["ends"] += map(add, starts, nanoseconds(list(map(_DURATION, found))))

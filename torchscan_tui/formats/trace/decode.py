@@ -107,8 +107,9 @@ class _Trace(msgspec.Struct):
     distributedInfo: Any = None  # noqa: N815
 
 
-# Below 10**12 us (< 2**42: see columns.FAST_EXACT_LIMIT_US) a float of a time written to
-# the nanosecond gives that nanosecond back: a duration, or a time from the trace's start.
+# Below 10**12 us (< 2**42: see event_fields.FAST_EXACT_LIMIT_US) a float of a time
+# written to the nanosecond gives that nanosecond back: a duration, or a time from the
+# trace's start.
 FLOAT_HOLDS_WHOLE_DIGITS = 12
 
 
