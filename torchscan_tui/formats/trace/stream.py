@@ -44,43 +44,110 @@ class NotStreamable(Exception):
     """The file is not a trace this reader follows: read it whole instead."""
 
 
+class NotAnEventEnd(NotStreamable):
+    """A cut taken for an event's end is not one (:func:`stream_head`)."""
+
+
 def stream_trace(chunks: Iterable[bytes], consume: Callable[[list], None]) -> DecodedTrace:
     """Feed the events of the trace in ``chunks`` (the file's bytes in order) to
     ``consume`` a batch at a time; returns the trace's other fields (``events`` empty).
     Raises NotStreamable (see the module), or what reading the chunks raises."""
+    decode, count = EventDecoder().decode, ObjectCount()
+    pieces = iter(chunks)
+    prefix, work = _array_start(pieces, count)
+    work, start = _fed(decode, work, pieces, count, consume)
+    return trace_header(prefix, _array_end(decode, work, start, consume))
+
+
+def stream_head(
+    chunks: Iterable[bytes], consume: Callable[[list], None], count: ObjectCount
+) -> bytes:
+    """As :func:`stream_trace`, for a trace's first bytes up to the ``}`` that ends one of
+    its events (the chunks end there); returns the text before the event array. Raises
+    NotAnEventEnd where the last ``}`` is not an event's end (the text up to it does not
+    decode as a whole array of events); the objects read are counted in ``count``."""
     decode = EventDecoder().decode
     pieces = iter(chunks)
-    head, key = _head(pieces)
-    if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
-        raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
-    prefix = head[: key.end() - 1]
-    # The pieces are decoded where they lie in one buffer, from the array's "[" on: a
-    # piece's bracket bytes are swapped in around it (see _decode_piece), so no piece is
-    # copied, and the buffer's pages are reused from piece to piece.
-    work, start = bytearray(head[key.end() - 1 :]), 1
-    count = _ObjectCount()
-    count.add(head)
-    for chunk in pieces:
-        count.add(chunk)
-        work += chunk  # no view of it is held here (see _dropped)
-        if len(work) - start >= 2 * BATCH_BYTES:
-            start = _feed(decode, work, start, consume)
-            work, start = _dropped(work, start - 1), 1  # the byte before the next event kept
-    start = _feed(decode, work, start, consume)
-    events, start = _cut(decode, work, start, len(work), at_end=True)
-    if events:
-        consume(events)
-    rest = bytes(work[start:])
-    events, suffix = _last_events(decode, rest)
-    if events:
-        consume(events)
+    prefix, work = _array_start(pieces, count)
+    work, start = _fed(decode, work, pieces, count, consume)
+    work += b" "  # the byte after the last event, which _decode_piece stands "]" in
+    try:
+        events = _decode_piece(decode, work, start, len(work) - 2)
+    except _DECODE_ERRORS:
+        raise NotAnEventEnd("the text up to the cut is not whole events") from None
+    consume(events)
+    return prefix
+
+
+def stream_tail(
+    chunks: Iterable[bytes], consume: Callable[[list], None], count: ObjectCount
+) -> bytes:
+    """As :func:`stream_trace`, for a trace's bytes from the ``{`` that starts one of its
+    events to the file's end; returns the text after the event array. Which ``{`` is an
+    event's start is not proven here: the caller proves it (:func:`stream_head` up to
+    the event before it)."""
+    decode = EventDecoder().decode
+    work, start = _fed(decode, bytearray(b" "), iter(chunks), count, consume)
+    return _array_end(decode, work, start, consume)
+
+
+def trace_header(prefix: bytes, suffix: bytes) -> DecodedTrace:
+    """The trace's fields but its events, from the text before and after its event array
+    (NotStreamable where they are not a trace's)."""
     header = decode_header(prefix + b"[]" + suffix)
     if header is None or b'"traceEvents"' in suffix:
         raise NotStreamable("the fields after the events are not a trace's")
     return header
 
 
-class _ObjectCount:
+def _array_start(pieces: Iterator[bytes], count: ObjectCount) -> tuple[bytes, bytearray]:
+    """The text before the event array, and a buffer of the bytes read after it from its
+    "[" on (the first event starts a byte into the buffer, or later past white space)."""
+    head, key = _head(pieces)
+    if key is None or head.startswith(b"\xef\xbb\xbf") or 0 in head[:2]:
+        raise NotStreamable("no traceEvents array near the start of UTF-8 JSON")
+    count.add(head)
+    return head[: key.end() - 1], bytearray(head[key.end() - 1 :])
+
+
+def _fed(
+    decode: Decode,
+    work: bytearray,
+    pieces: Iterator[bytes],
+    count: ObjectCount,
+    consume: Callable[[list], None],
+) -> tuple[bytearray, int]:
+    """Every piece of ``pieces`` added to ``work`` (whose events start a byte in) and its
+    whole events consumed a batch at a time, but for the last ~two batches' bytes: the
+    buffer then, and where the events left in it start."""
+    # The pieces are decoded where they lie in one buffer: a piece's bracket bytes are
+    # swapped in around it (see _decode_piece), so no piece is copied, and the buffer's
+    # pages are reused from piece to piece.
+    start = 1
+    for chunk in pieces:
+        count.add(chunk)
+        work += chunk  # no view of it is held here (see _dropped)
+        if len(work) - start >= 2 * BATCH_BYTES:
+            start = _feed(decode, work, start, consume)
+            work, start = _dropped(work, start - 1), 1  # the byte before the next event kept
+    return work, _feed(decode, work, start, consume)
+
+
+def _array_end(
+    decode: Decode, work: bytearray, start: int, consume: Callable[[list], None]
+) -> bytes:
+    """The last events (``work`` from ``start``: up to the file's end) consumed; the text
+    after the event array."""
+    events, start = _cut(decode, work, start, len(work), at_end=True)
+    if events:
+        consume(events)
+    events, suffix = _last_events(decode, bytes(work[start:]))
+    if events:
+        consume(events)
+    return suffix
+
+
+class ObjectCount:
     """The ``{`` bytes read so far, as jsonio.check_object_count counts a whole file: past
     its limit, NotStreamable (read whole, the file is refused naming the limit)."""
 
@@ -88,7 +155,11 @@ class _ObjectCount:
         self.objects, self.limit = 0, max_objects()
 
     def add(self, chunk: bytes) -> None:
-        self.objects += chunk.count(b"{")
+        self.add_objects(chunk.count(b"{"))
+
+    def add_objects(self, objects: int) -> None:
+        """Count ``objects`` more (those another reader of the same file counted)."""
+        self.objects += objects
         if self.objects > self.limit:
             raise NotStreamable("more JSON objects than are read at once")
 
