@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections import Counter
-from collections.abc import Iterable, MutableSequence
+from collections.abc import Callable, Iterable, MutableSequence
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add
@@ -113,17 +113,37 @@ class ColumnReader:
         self._stacks: dict[str, str | None] = {}  # each call stack's kept copy, read once
         self._sites: list[str | None] | None = None  # None until an event has a stack
         self._frames: dict[str, list] = {name: [] for name in _FRAME_NAMES}
-        self._shape_probe = SHAPE_PROBE
-        self._has_shapes = False
+        self._shape_probe = SHAPE_PROBE  # of the first events, how many are not looked at
+        self._first_shaped: int | None = None  # where the first with Input Dims is among them
+
+    def __getstate__(self) -> dict:
+        """What is pickled (a reader sent from a second process, formats/trace/halves.py):
+        all but the caches that keep equal values as one object, which start empty."""
+        state = self.__dict__.copy()
+        for cache in _CACHES:
+            del state[cache]
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        for cache in _CACHES:
+            setattr(self, cache, {})
 
     def add(self, batch: list) -> None:
         """Read one batch of events (any part of the trace, in order)."""
         if self._shape_probe > 0:
             probe = batch[: self._shape_probe]
+            seen = SHAPE_PROBE - self._shape_probe
             self._shape_probe -= len(probe)
-            self._has_shapes = self._has_shapes or any(
-                entry.args is not None and bool(entry.args.input_dims) for entry in probe
-            )
+            if self._first_shaped is None:
+                self._first_shaped = next(
+                    (
+                        seen + index
+                        for index, entry in enumerate(probe)
+                        if entry.args is not None and bool(entry.args.input_dims)
+                    ),
+                    None,
+                )
         try:
             self._add(batch)
         except (TypeError, ValueError, ArithmeticError) as exc:
@@ -219,6 +239,37 @@ class ColumnReader:
         if PYTHON_FUNCTION in present:
             add_frames(self._frames, batch, self._threads)
 
+    def extend(self, later: ColumnReader) -> None:
+        """Take in what ``later`` read, the events right after this reader's (a big file's
+        second half, read in a second process: formats/trace/halves.py), as though this
+        reader had read them: the columns joined, equal values kept as one object again
+        (``later`` came through pickle), its call sites aligned with this reader's."""
+        seen = SHAPE_PROBE - self._shape_probe
+        if self._first_shaped is None and later._first_shaped is not None:
+            if seen + later._first_shaped < SHAPE_PROBE:
+                self._first_shaped = seen + later._first_shaped
+        self._shape_probe = max(0, self._shape_probe - (SHAPE_PROBE - later._shape_probe))
+        count, added = len(self._columns["names"]), len(later._columns["names"])
+        threads = _kept_in(self._threads)
+        keep = {"names": sys.intern, "threads": threads, "shapes": _kept_in(self._shapes)}
+        for name, column in later._columns.items():
+            kept = keep.get(name)
+            _extend(self._columns, name, column if kept is None else _shared(column, kept))
+        self._frames["names"] += _shared(later._frames["names"], sys.intern)
+        self._frames["threads"] += _shared(later._frames["threads"], threads)
+        self._frames["starts"] += later._frames["starts"]
+        self._frames["ends"] += later._frames["ends"]
+        if self._sites is not None or later._sites is not None:
+            sites: list[str | None] = [None] * count if self._sites is None else self._sites
+            sites += [None] * added if later._sites is None else later._sites
+            self._sites = sites
+        self._memory += later._memory
+        self._memory_args += later._memory_args
+        self._waits += later._waits
+        self._set_apart.update(later._set_apart)
+        self._present |= later._present
+        self._read += later._read
+
     def snapshot(self) -> TraceColumns:
         """The columns of the batches added so far, as :meth:`finish` gives them, while
         this reader goes on: its containers are copied (grouping adds to the columns it
@@ -258,7 +309,7 @@ class ColumnReader:
             if any(ranges):
                 events.sites = framed_sites(frames, ranges, events)
                 events.sites_from = FROM_PYTHON_EVENTS
-        return TraceColumns(events, self._memory_args, self._has_shapes)
+        return TraceColumns(events, self._memory_args, self._first_shaped is not None)
 
 
 _COLUMN_NAMES = (
@@ -271,12 +322,32 @@ _FRAME_NAMES = ("names", "threads", "starts", "ends")
 INT_COLUMNS = frozenset({"starts", "ends", "correlation_ids", "linked_ids", "sequence_numbers"})
 
 
+# What keeps equal values as one object (never pickled: rebuilt as values are added).
+_CACHES = ("_threads", "_shapes", "_stacks")
+
+
+def _shared(values: list, keep: Callable[[Any], Any]) -> list:
+    """``values`` with each distinct value as ``keep`` gives it (one object kept for all
+    equal values): pickled values come back as new objects each; few are distinct, so
+    the work is theirs."""
+    same = {value: keep(value) for value in set(values)}
+    return list(map(same.__getitem__, values))
+
+
+def _kept_in(kept: dict) -> Callable[[Any], Any]:
+    """The equal value kept in ``kept``, or the value itself, kept there from now on."""
+    return lambda value: kept.setdefault(value, value)
+
+
 def _extend(columns: dict[str, MutableSequence], name: str, values: Iterable) -> None:
     """Add ``values`` to the column ``name``: an array until a value does not fit in 8
     bytes, then a list (the array keeps what it took before the value that overflowed:
     that is cut off first, so no value is added twice)."""
     column = columns[name]
     if type(column) is array:
+        if type(values) is array:  # another reader's column: its bytes copied as they are
+            column.extend(values)
+            return
         values = list(values)
         before = len(column)
         try:
