@@ -29,6 +29,14 @@ from typing import Generic, TypeVar, cast
 T = TypeVar("T")
 
 READ_BYTES = 1 << 20
+# How long a child is waited for: the caller's own time on its part, several times over
+# (the child's part takes less), and never under half a minute (a loaded machine).
+PATIENCE_S, PATIENCE_RATIO = 30.0, 4.0
+
+
+def patience(elapsed: float) -> float:
+    """Seconds to wait for a child whose caller spent ``elapsed`` on its own part."""
+    return max(PATIENCE_S, PATIENCE_RATIO * elapsed)
 
 
 def cores() -> int:

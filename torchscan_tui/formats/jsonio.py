@@ -101,7 +101,7 @@ def inflate_limit(compressed: int) -> int:
         return max(INFLATE_RATIO_LIMIT * compressed, MIN_INFLATE_LIMIT)
 
 
-def _open_regular(path: str):
+def open_regular(path: str):
     """``path`` opened for reading if it is a regular file (a FIFO is opened without
     blocking, to be refused); else NotARegularFile saying what it is."""
     descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
@@ -125,7 +125,7 @@ def read_bytes(path: str, progress: Progress = no_progress) -> bytes:
     damaged inside: zlib.error; one that inflates too far: TooLargeWhenInflated. Only
     regular files are read (NotARegularFile).
     """
-    with _open_regular(path) as raw:
+    with open_regular(path) as raw:
         total = max(os.fstat(raw.fileno()).st_size, 1)
         if not path.endswith(".gz") and total <= WHOLE_READ_LIMIT:
             data = raw.read()
@@ -138,7 +138,7 @@ def file_chunks(path: str, progress: Progress = no_progress) -> Generator[bytes,
     """The file's (decompressed, for ``.gz``) bytes in pieces of 512 KiB (a few MiB
     inflated), as :func:`read_bytes` reads them (the same checks and errors), never the
     whole file at once: what a reader that decodes as it goes consumes."""
-    with _open_regular(path) as raw:
+    with open_regular(path) as raw:
         total = max(os.fstat(raw.fileno()).st_size, 1)
         yield from _chunks(raw, path, total, progress, STREAM_CHUNK, STREAM_INFLATE_READ)
 

@@ -150,7 +150,7 @@ def _open(
             read = file_identity(os.stat(source))
         except OSError:
             read = None  # read_file names what is wrong
-        streamed = _streamed_trace(source, progress, early)
+        streamed = _streamed_trace(source, progress, early, fork)
         cut_short = False
         if streamed is None:
             data = read_file(source, progress)
@@ -196,14 +196,16 @@ def _kept_as_read(source: str, read: tuple | None) -> KeptTrace | None:
 
 
 def _streamed_trace(
-    source: str, progress: Progress, early: EarlyRows | None = None
+    source: str, progress: Progress, early: EarlyRows | None = None, fork: bool = True
 ) -> tuple[DecodedTrace, TraceColumns] | None:
     """A trace file's fields and its events read into columns as it is decoded, a piece at
     a time (:mod:`~torchscan_tui.formats.trace.stream`); None for a saved report (told by
     its first bytes, before the trace machinery is imported) and for a file that is not
     such a trace or fails anywhere: read whole, it is opened, repaired or refused (with
     the message naming the fix) as before. ``early`` watches the reading (see
-    :func:`open_profile_paged`); its ReadingStopped goes through."""
+    :func:`open_profile_paged`); its ReadingStopped goes through. With ``fork`` and no
+    ``early``, a big file's second half is read in a forked child at the same time
+    (:mod:`~torchscan_tui.formats.trace.halves`)."""
     with closing(file_chunks(source, progress)) as chunks:
         try:
             first = next(chunks, b"")
@@ -212,16 +214,21 @@ def _streamed_trace(
         if looks_like_report(first):
             return None
         from torchscan_tui.formats.trace.columns import ColumnReader
+        from torchscan_tui.formats.trace.halves import read_in_halves
         from torchscan_tui.formats.trace.stream import NotStreamable, stream_trace
 
         map_large_blocks()  # each piece's pages given back as it is let go
-        reader = ColumnReader(source)
-        consume = reader.add if early is None else early.consume(reader)
         try:
-            header = stream_trace(chain([first], chunks), consume)
+            halves = read_in_halves(source, progress) if fork and early is None else None
+            if halves is not None:
+                header, columns, _ = halves
+            else:
+                reader = ColumnReader(source)
+                consume = reader.add if early is None else early.consume(reader)
+                header = stream_trace(chain([first], chunks), consume)
+                columns = reader.finish()
         except (NotStreamable, ReportError, OSError, ValueError, EOFError, zlib.error):
             return None
-    columns = reader.finish()
     # The pieces' events and the lists made of them are garbage now, below the columns
     # in glibc's heap: ~100 MiB of a 1M-event trace's, handed back before grouping grows.
     # Once, not after each piece: the next piece's decode would fault them in again.

@@ -39,7 +39,7 @@ from torchscan_tui.analysis.records import MemoryBlock, ModulesBlock, Row
 from torchscan_tui.analysis.sites import FROM_CALL_STACK, site_table
 from torchscan_tui.analysis.step_model import Steps, find_steps
 from torchscan_tui.analysis.summaries import ColumnSummaries, column_summaries, finished
-from torchscan_tui.common.forked import Forked
+from torchscan_tui.common.forked import Forked, patience
 from torchscan_tui.formats.jsonio import Progress, decode_json, no_progress
 from torchscan_tui.formats.report import (
     ReportError,
@@ -68,7 +68,6 @@ GROUPED_SHARE, STEPPED_SHARE, SUMMARISED_SHARE = 0.75, 0.83, 0.97
 # 1M-event trace's take ~1.5 s, 200k events' ~0.3 s: a fork's ~10 ms and its copied
 # pages are paid for; below, a second process is not worth its memory).
 FORK_FROM_EVENTS = 200_000
-FORK_PATIENCE_S, FORK_PATIENCE_RATIO = 30.0, 4.0
 
 
 def _modules(events: EventColumns, rows: list) -> ModulesBlock | None:
@@ -199,10 +198,8 @@ def report_from_columns(
     with Forked(partial(_stepped, events), fork) as blocks:
         aggregation, rows, ranking = _grouped(events, source, progress)
         if summarise:
-            # Its own time, several times over, before a child that has not answered
-            # is stopped and the blocks made here (the child makes them in less).
-            patience = max(FORK_PATIENCE_S, FORK_PATIENCE_RATIO * (time.monotonic() - started))
-            stepped = blocks.result(timeout=patience)
+            # A child that has not answered by then is stopped, the blocks made here.
+            stepped = blocks.result(timeout=patience(time.monotonic() - started))
     device_measured = aggregation.device_event_count > 0
     cut_note = diag.trace_cut_short(source, aggregation.event_count) if cut_short else None
     notes = [cut_note] if cut_note else []

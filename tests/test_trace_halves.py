@@ -1,0 +1,267 @@
+"""A big trace file's halves read in two processes at once (formats/trace/halves.py) give
+the columns and the report one reader gives, and whatever fails falls back to one reader
+(issue 31, point 1).
+
+The real traces here are small: the size a file is split from is lowered to nothing, so
+each is split at its middle (or where a test puts the cut) and the second half really is
+read in a forked child (its pid is checked: a silent fallback cannot pass)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import pickle
+from dataclasses import asdict, fields
+from pathlib import Path
+
+import pytest
+from proc_helpers import children
+
+from torchscan_tui.common.forked import can_fork
+from torchscan_tui.formats import jsonio
+from torchscan_tui.formats.jsonio import file_chunks
+from torchscan_tui.formats.opening import open_profile
+from torchscan_tui.formats.report import ReportError, dumps_report
+from torchscan_tui.formats.trace import halves, stream
+from torchscan_tui.formats.trace.columns import ColumnReader, TraceColumns
+from torchscan_tui.formats.trace.halves import read_in_halves
+
+DATA = Path(__file__).parent / "data"
+PARENT = os.getpid()
+needs_fork = pytest.mark.skipif(not can_fork(), reason="a second process: Linux, two cores")
+REAL_TRACES = [
+    pytest.param(  # call stacks, [memory] instants and their args, 2021 fields
+        "resnet50_2021_cuda.pt.trace.json.gz", marks=pytest.mark.slow
+    ),
+    "alexnet_cuda.json.gz",  # kernels, device waits
+    "mtia_inference.json.gz",
+    "rocm_minitoy.json.gz",
+    "cpu_trace.json",
+    "backward_thread.json",
+]
+
+
+@pytest.fixture
+def split_any_size(monkeypatch):
+    """Every trace is split, in pieces small enough that each half is read in several."""
+    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
+    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
+    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
+    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
+
+
+def _plain(name: str, folder: Path) -> Path:
+    """A test trace as a plain .json file (a .gz one is never split: no offsets)."""
+    source = DATA / name
+    path = folder / name.removesuffix(".gz")
+    path.write_bytes(
+        gzip.decompress(source.read_bytes()) if name.endswith(".gz") else source.read_bytes()
+    )
+    return path
+
+
+def _one_reader(path: Path) -> tuple[object, TraceColumns]:
+    reader = ColumnReader(str(path))
+    header = stream.stream_trace(file_chunks(str(path)), reader.add)
+    return header, reader.finish()
+
+
+def _same_columns(one: TraceColumns, two: TraceColumns) -> None:
+    assert one.has_shapes == two.has_shapes
+    assert one.memory_args == two.memory_args
+    for field in fields(one.columns):
+        first, second = getattr(one.columns, field.name), getattr(two.columns, field.name)
+        if field.name == "python_frames":
+            first, second = first and asdict(first), second and asdict(second)
+        elif hasattr(first, "__len__") and not isinstance(first, dict | str):
+            first, second = list(first), list(second)
+        assert first == second, field.name
+
+
+@needs_fork
+@pytest.mark.parametrize("name", REAL_TRACES)
+def test_a_real_trace_read_in_two_halves_gives_one_readers_columns_and_report(
+    name, tmp_path, split_any_size
+):
+    path = _plain(name, tmp_path)
+    split = read_in_halves(str(path))
+    assert split is not None
+    header, columns, reader_of_tail = split
+    assert reader_of_tail != PARENT, "the second half was read in a child"
+    assert children(PARENT) == [], "and the child is gone"
+    one_header, one = _one_reader(path)
+    assert header == one_header
+    _same_columns(one, columns)
+    assert dumps_report(open_profile(path)[0]) == dumps_report(open_profile(path, fork=False)[0])
+
+
+@needs_fork
+@pytest.mark.parametrize("share", [0.02, 0.2, 0.5, 0.8, 0.98])
+def test_wherever_the_cut_falls_the_columns_are_one_readers(
+    share, tmp_path, monkeypatch, split_any_size
+):
+    """Call stacks only after the cut or only before it, the events looked at for Input
+    Dims on both sides of it, memory instants on either: joined as one reader reads them."""
+    events = [_op(f"op{i % 37}", 10 * i, 5, shapes=i >= 150) for i in range(400)]
+    for i in range(0, 400, 3):
+        events[i]["args"]["Call stack"] = f"model.py(4{i % 5}): forward"
+    events += [_memory(10 * i + 1, 64) for i in range(400)]
+    events.sort(key=lambda event: event["ts"])
+    path = tmp_path / "mixed.json"
+    path.write_bytes(_trace(events))
+    monkeypatch.setattr(halves, "HEAD_SHARE", share)
+    monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 300)
+    split = read_in_halves(str(path))
+    assert split is not None and split[2] != PARENT
+    _same_columns(_one_reader(path)[1], split[1])
+
+
+@needs_fork
+def test_shapes_first_seen_past_the_probe_are_not_seen_across_the_cut(
+    tmp_path, monkeypatch, split_any_size
+):
+    """One reader looks for Input Dims in the first events only: a cut inside them must
+    not let the second half's shaped events count."""
+    events = [_op(f"op{i}", 10 * i, 5, shapes=i >= 350) for i in range(400)]
+    path = tmp_path / "late_shapes.json"
+    path.write_bytes(_trace(events))
+    monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 300)
+    for share in (0.1, 0.5, 0.9):
+        monkeypatch.setattr(halves, "HEAD_SHARE", share)
+        split = read_in_halves(str(path))
+        assert split is not None and split[2] != PARENT
+        assert split[1].has_shapes is False
+    monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 360)
+    split = read_in_halves(str(path))
+    assert split is not None and split[1].has_shapes is True
+
+
+@needs_fork
+def test_a_cut_inside_a_string_is_not_taken_and_the_file_is_read_by_one_reader(
+    tmp_path, monkeypatch, split_any_size
+):
+    """A ``}, {`` inside a name just past the middle looks like a cut; the text up to it
+    is not whole events, so no split is made, and opening gives one reader's report."""
+    events = [_op(f"op{i}", 10 * i, 5) for i in range(40)]
+    events[20]["name"] = "a" * 20_000 + "}, {" + "b" * 20_000
+    path = tmp_path / "braces.json"
+    path.write_bytes(_trace(events))
+    text = path.read_bytes()
+    monkeypatch.setattr(halves, "HEAD_SHARE", 0.45)
+    middle = int(len(text) * 0.45)
+    assert text.index(b"a" * 100) < middle < text.index(b"}, {", middle) < text.index(b"b" * 100)
+    assert read_in_halves(str(path)) is None
+    assert children(PARENT) == []
+    assert dumps_report(open_profile(path)[0]) == dumps_report(open_profile(path, fork=False)[0])
+
+
+@needs_fork
+def test_a_child_that_dies_has_this_process_read_the_second_half(
+    tmp_path, monkeypatch, split_any_size
+):
+    path = _plain("alexnet_cuda.json.gz", tmp_path)
+    read_tail = halves.read_tail
+
+    def dies_in_a_child(*args):
+        if os.getpid() != PARENT:
+            os._exit(3)
+        return read_tail(*args)
+
+    monkeypatch.setattr(halves, "read_tail", dies_in_a_child)
+    split = read_in_halves(str(path))
+    assert split is not None and split[2] == PARENT, "read here after the child died"
+    _same_columns(_one_reader(path)[1], split[1])
+    assert children(PARENT) == []
+
+
+@needs_fork
+def test_a_damaged_event_in_the_second_half_is_refused_as_one_reader_refuses_it(
+    tmp_path, split_any_size
+):
+    events = [_op(f"op{i}", 10 * i, 5) for i in range(400)]
+    events[300]["ts"] = "soon"
+    path = tmp_path / "damaged.json"
+    path.write_bytes(_trace(events))
+    with pytest.raises(ReportError) as split:
+        open_profile(path)
+    with pytest.raises(ReportError) as one:
+        open_profile(path, fork=False)
+    assert str(split.value) == str(one.value)
+    assert "not a number" in str(split.value)
+    assert children(PARENT) == []
+
+
+@needs_fork
+def test_a_file_cut_short_in_its_second_half_opens_up_to_the_cut(tmp_path, split_any_size):
+    events = [_op(f"op{i}", 10 * i, 5) for i in range(400)]
+    text = _trace(events)
+    path = tmp_path / "cut.json"
+    path.write_bytes(text[: len(text) * 9 // 10])
+    split, one = open_profile(path)[0], open_profile(path, fork=False)[0]
+    assert split["run"]["complete"] is False
+    assert dumps_report(split) == dumps_report(one)
+
+
+@needs_fork
+def test_the_object_limit_counts_both_halves(tmp_path, monkeypatch, split_any_size):
+    """Each half under the limit, the file over it: refused as one reader refuses it."""
+    events = [_op(f"op{i}", 10 * i, 5) for i in range(400)]
+    path = tmp_path / "many.json"
+    path.write_bytes(_trace(events))
+    objects = path.read_bytes().count(b"{")
+    monkeypatch.setattr(stream, "max_objects", lambda: objects * 3 // 4)
+    with pytest.raises(stream.NotStreamable):
+        read_in_halves(str(path))
+    monkeypatch.setattr(stream, "max_objects", lambda: objects)
+    assert read_in_halves(str(path)) is not None
+
+
+def test_small_compressed_or_single_core_files_are_not_split(tmp_path, monkeypatch):
+    path = _plain("cpu_trace.json", tmp_path)
+    assert read_in_halves(str(path)) is None  # far under the size
+    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
+    assert read_in_halves(str(DATA / "alexnet_cuda.json.gz")) is None
+    monkeypatch.setattr(halves, "can_fork", lambda: False)
+    assert read_in_halves(str(path)) is None
+
+
+def test_a_reader_sent_through_pickle_extends_another_as_one_reader_reads_on():
+    """The join itself, without a file: batches read by two readers, the second pickled
+    (caches left behind) and taken in, as one reader reading all the batches."""
+    events = [_op(f"op{i % 11}", 10 * i, 5, shapes=i % 2 == 0) for i in range(60)]
+    for i in range(30, 60, 4):
+        events[i]["args"]["Call stack"] = "train.py(7): step"
+    batches = [_decoded(events[i : i + 10]) for i in range(0, 60, 10)]
+    whole = ColumnReader()
+    first, second = ColumnReader(), ColumnReader()
+    for index, batch in enumerate(batches):
+        whole.add(batch)
+        (first if index < 3 else second).add(batch)
+    later = pickle.loads(pickle.dumps(second))
+    first.extend(later)
+    joined, one = first.finish(), whole.finish()
+    _same_columns(one, joined)
+    assert joined.columns.names[-1] is one.columns.names[-1], "interned again"
+
+
+def _decoded(events: list) -> list:
+    from torchscan_tui.formats.trace.decode import EventDecoder
+
+    return EventDecoder().decode(json.dumps(events).encode())
+
+
+def _trace(events: list) -> bytes:
+    return json.dumps({"schemaVersion": 1, "traceEvents": events}, indent=1).encode()
+
+
+def _op(name: str, ts: int, dur: int, shapes: bool = True) -> dict:
+    args = {"Input Dims": [[2, 2]]} if shapes else {}
+    return {"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": ts,
+            "dur": dur, "args": args}  # fmt: skip
+
+
+def _memory(ts: int, size: int) -> dict:
+    return {"ph": "i", "cat": "cpu_instant_event", "name": "[memory]", "pid": 1, "tid": 1,
+            "ts": ts, "s": "t", "args": {"Addr": 1000 + ts, "Bytes": size, "Device Type": 0,
+            "Total Allocated": size}}  # fmt: skip
