@@ -274,30 +274,30 @@ def _reading(pid: int, trace: Path) -> bool:
     return False
 
 
-@pytest.mark.parametrize("when", ["reading", "grouping"])
-def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when):
-    """Ctrl-C while a big trace is read, or grouped with its summaries made in a child
-    beside it (formats/trace/reader.py), ends the command with one line and code 130, no
-    traceback, no report or temp file, and no child left."""
+@pytest.mark.parametrize(
+    ("when", "events"),
+    [
+        ("reading", 400_000),
+        ("grouping", 400_000),
+        # 70 MiB: its second half read by a child (formats/trace/halves.py)
+        pytest.param("second half", 500_000, marks=pytest.mark.slow),
+    ],
+)
+def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when, events):
+    """Ctrl-C while a big trace is read (its second half in a child, past 64 MiB), or
+    grouped with its summaries made in a child beside it (formats/trace/reader.py),
+    ends the command with one line and code 130, no traceback, no report or temp file,
+    and no child left."""
     trace, out = tmp_path / "big.json", tmp_path / "out" / "report.json"
     out.parent.mkdir()
-    _cpu_trace(trace, 400_000)
+    _cpu_trace(trace, events)
     process = subprocess.Popen(
         [sys.executable, "-m", "torchscan_tui", str(trace), "--json", str(out)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
-    while not _reading(process.pid, trace):
-        assert process.poll() is None and time.monotonic() < deadline, "never read the trace"
-        time.sleep(0.002)
-    children: list[int] = []
-    while when == "grouping" and not children:
-        assert process.poll() is None and time.monotonic() < deadline, "no child beside"
-        time.sleep(0.002)
-        children = child_pids(process.pid)
-    process.send_signal(signal.SIGINT)
+    children = _interrupt_when(process, trace, when)
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
@@ -306,3 +306,41 @@ def test_a_conversion_interrupted_with_ctrl_c_ends_in_one_line(tmp_path, when):
     )
     assert list(out.parent.iterdir()) == []
     assert all(reaped(child) for child in children)
+
+
+def test_a_trace_opened_for_its_text_interrupted_with_ctrl_c_ends_in_one_line(tmp_path):
+    """The same for a trace opened before the app would start, here printing its top rows
+    to a pipe (no terminal): one line, code 130, no traceback."""
+    trace = tmp_path / "big.json"
+    _cpu_trace(trace, 400_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchscan_tui", str(trace)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    _interrupt_when(process, trace, "reading")
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    assert stderr.strip().splitlines()[-1] == (
+        f"torchscan-tui: {trace}: opening interrupted (Ctrl-C)"
+    )
+
+
+def _interrupt_when(process: subprocess.Popen, trace: Path, when: str) -> list[int]:
+    """Send ``process`` a SIGINT once it reads ``trace``; "grouping": once a child works
+    beside it; "second half": once a child reads the trace too. Its children then."""
+    deadline = time.monotonic() + 30
+    while not _reading(process.pid, trace):
+        assert process.poll() is None and time.monotonic() < deadline, "never read the trace"
+        time.sleep(0.002)
+    children: list[int] = []
+    while when != "reading" and not children:
+        assert process.poll() is None and time.monotonic() < deadline, "no child beside"
+        time.sleep(0.002)
+        children = child_pids(process.pid)
+        if when == "second half":
+            children = [child for child in children if _reading(child, trace)]
+    process.send_signal(signal.SIGINT)
+    return children

@@ -19,12 +19,14 @@ from torchscan_tui.cli.arguments import (
 )
 from torchscan_tui.cli.headless import (
     convert_profile,
+    ctrl_c_interrupts,
     open_ranks_with_progress,
     open_with_progress,
     run_compare,
     run_headless,
 )
 from torchscan_tui.cli.output import (
+    EXIT_CANCELLED,
     EXIT_OK,
     fail,
     has_terminal,
@@ -107,22 +109,27 @@ def _command(argv: Sequence[str] | None) -> int:
             return convert_profile(script, options.json, options.force)
         shown = has_terminal()
         try:
-            opened = open_ranks_with_progress(script) if os.path.isdir(script) else None
+            with ctrl_c_interrupts():  # not around the picker or the app: theirs is a key
+                opened = open_ranks_with_progress(script) if os.path.isdir(script) else None
             if opened is None:  # else one trace per rank: one multi-rank session
                 chosen = pick_trace(script) if os.path.isdir(script) else script
                 if chosen is None:
                     return EXIT_OK
                 if shown and opens_in_app(chosen):  # a big trace: its rows come in the app
                     return run_app(None, source=TraceSource(chosen))
-                opened = open_with_progress(chosen, FIRST_PAGE_ROWS, keep_trace=shown)
+                with ctrl_c_interrupts():
+                    opened = open_with_progress(chosen, FIRST_PAGE_ROWS, keep_trace=shown)
+            if not shown:  # piped, or a CI log: the top rows as text, not a screen
+                with ctrl_c_interrupts():
+                    # Here, not at the top: its summaries load ~5 ms the app never needs.
+                    from torchscan_tui.formats.text_summary import report_text
+
+                    say(report_text(opened.report, opened.source, opened.report["operators"]))
+                return EXIT_OK
         except ReportError as exc:
             return fail(str(exc))
-        if not shown:  # piped, or a CI log: the top rows as text, not a screen
-            # Here, not at the top: the summaries it prints load ~5 ms the app never needs.
-            from torchscan_tui.formats.text_summary import report_text
-
-            say(report_text(opened.report, opened.source, opened.report["operators"]))
-            return EXIT_OK
+        except KeyboardInterrupt:
+            return fail(f"{script}: opening interrupted (Ctrl-C)", EXIT_CANCELLED)
         return run_app(None, opened)
     problem = check_script(script)
     if problem:

@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 
 from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
@@ -207,21 +208,31 @@ def _interrupt(signum: int, frame: object) -> None:
     raise Interrupted
 
 
-def convert_profile(path: str, json_path: str, force: bool) -> int:
-    """Headless conversion: a trace (or report) in, the report with all its rows out."""
+@contextmanager
+def ctrl_c_interrupts() -> Iterator[None]:
+    """For its span, Ctrl-C raises :class:`Interrupted`: a big trace's open takes
+    seconds, and the command ends it in one line, not a traceback. Only around work of
+    ours, never around the app (it takes Ctrl-C as a key, a SIGINT from outside its way)."""
     previous = signal.signal(signal.SIGINT, _interrupt)
     try:
-        check_destination(json_path, overwrite=force)
-        report, source, *_ = open_with_progress(path)
-        save_report(report, json_path, overwrite=force)
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def convert_profile(path: str, json_path: str, force: bool) -> int:
+    """Headless conversion: a trace (or report) in, the report with all its rows out."""
+    try:
+        with ctrl_c_interrupts():
+            check_destination(json_path, overwrite=force)
+            report, source, *_ = open_with_progress(path)
+            save_report(report, json_path, overwrite=force)
     except DestinationExists as exc:
         return fail(f"{exc} (pass --force)")
     except (ReportError, ExportError) as exc:
         return fail(str(exc))
-    except KeyboardInterrupt:  # a big trace takes seconds: Ctrl-C ends it in one line
+    except KeyboardInterrupt:
         return fail(f"{path}: conversion interrupted (Ctrl-C)", EXIT_CANCELLED)
-    finally:
-        signal.signal(signal.SIGINT, previous)
     device = device_line(report["context"])
     say(
         f"torchscan-tui: {source}: {len(report['operators'])} rows, "
