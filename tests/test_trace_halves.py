@@ -113,8 +113,8 @@ def test_wherever_the_cut_falls_the_columns_are_one_readers(
     monkeypatch.setattr(halves, "HEAD_SHARE", share)
     monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 300)
     split = read_in_halves(str(path))
-    assert split is not None and split[2] != PARENT
-    _same_columns(_one_reader(path)[1], split[1])
+    assert split is not None and split.second_half_pid != PARENT
+    _same_columns(_one_reader(path)[1], split.columns)
 
 
 @needs_fork
@@ -130,11 +130,11 @@ def test_shapes_first_seen_past_the_probe_are_not_seen_across_the_cut(
     for share in (0.1, 0.5, 0.9):
         monkeypatch.setattr(halves, "HEAD_SHARE", share)
         split = read_in_halves(str(path))
-        assert split is not None and split[2] != PARENT
-        assert split[1].has_shapes is False
+        assert split is not None and split.second_half_pid != PARENT
+        assert split.columns.has_shapes is False
     monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 360)
     split = read_in_halves(str(path))
-    assert split is not None and split[1].has_shapes is True
+    assert split is not None and split.columns.has_shapes is True
 
 
 @needs_fork
@@ -170,8 +170,8 @@ def test_a_child_that_dies_has_this_process_read_the_second_half(
 
     monkeypatch.setattr(halves, "read_tail", dies_in_a_child)
     split = read_in_halves(str(path))
-    assert split is not None and split[2] == PARENT, "read here after the child died"
-    _same_columns(_one_reader(path)[1], split[1])
+    assert split is not None and split.second_half_pid == PARENT, "read here after the child died"
+    _same_columns(_one_reader(path)[1], split.columns)
     assert children(PARENT) == []
 
 

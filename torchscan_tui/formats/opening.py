@@ -221,7 +221,7 @@ def _streamed_trace(
         try:
             halves = read_in_halves(source, progress) if fork and early is None else None
             if halves is not None:
-                header, columns, _ = halves
+                header, columns = halves.header, halves.columns
             else:
                 reader = ColumnReader(source)
                 consume = reader.add if early is None else early.consume(reader)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
+from typing import NamedTuple
 
 from torchscan_tui.common.forked import Forked, can_fork, patience
 from torchscan_tui.formats.jsonio import STREAM_CHUNK, Progress, no_progress, open_regular
@@ -58,6 +59,15 @@ class TailRead:
     pid: int
 
 
+class SplitRead(NamedTuple):
+    """A trace file read in two halves: its fields but the events, its columns, and the
+    process that read the second half (this one's where the child failed)."""
+
+    header: DecodedTrace
+    columns: TraceColumns
+    second_half_pid: int
+
+
 def read_tail(descriptor: int, start: int, source: str) -> TailRead:
     """The events of the file open as ``descriptor`` from ``start`` (an event's ``{``) to
     its end, read into columns."""
@@ -66,20 +76,20 @@ def read_tail(descriptor: int, start: int, source: str) -> TailRead:
     return TailRead(reader, suffix, count.objects, os.getpid())
 
 
-def read_in_halves(
-    source: str, progress: Progress = no_progress
-) -> tuple[DecodedTrace, TraceColumns, int] | None:
-    """The trace file's fields and columns, its halves read in two processes, and the id
-    of the process that read the second half (see the module). None where it is not
-    split (under :data:`SPLIT_FROM_BYTES`, compressed, no second core, no event start
-    near the middle, or one that proves not to be): the caller reads it in one process.
-    Raises what streaming it in one process raises (NotStreamable, ReportError, OSError)."""
+def read_in_halves(source: str, progress: Progress = no_progress) -> SplitRead | None:
+    """The trace file read with its halves in two processes (see the module). None where
+    it is not split (under :data:`SPLIT_FROM_BYTES`, compressed, no second core, no
+    event start near the middle, or one that proves not to be): the caller reads it in
+    one process. Raises what streaming it in one process raises (NotStreamable,
+    ReportError, OSError)."""
     if source.endswith(".gz") or not can_fork():
         return None
     with open_regular(source) as raw:
         descriptor = raw.fileno()
         size = os.fstat(descriptor).st_size
-        cut = _event_start(descriptor, int(size * HEAD_SHARE)) if size >= SPLIT_FROM_BYTES else None
+        if size < SPLIT_FROM_BYTES:
+            return None
+        cut = _event_start(descriptor, int(size * HEAD_SHARE))
         if cut is None:
             return None
         end, start = cut
@@ -94,7 +104,7 @@ def read_in_halves(
             rest = tail.result(timeout=patience(time.monotonic() - began))
     count.add_objects(rest.objects)
     reader.extend(rest.reader)
-    return trace_header(prefix, rest.suffix), reader.finish(), rest.pid
+    return SplitRead(trace_header(prefix, rest.suffix), reader.finish(), rest.pid)
 
 
 def _event_start(descriptor: int, middle: int) -> tuple[int, int] | None:
