@@ -330,6 +330,35 @@ def test_a_trace_opened_for_its_text_interrupted_with_ctrl_c_ends_in_one_line(tm
     )
 
 
+@pytest.mark.slow  # two 56 MB rank traces written first
+def test_a_rank_directory_interrupted_with_ctrl_c_ends_in_one_line(tmp_path):
+    """Ctrl-C while a directory of rank traces opens in its process pool: one line, code
+    130, no traceback from the command or its workers, no worker left."""
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for rank in (0, 1):
+        _cpu_trace(folder / f"rank-{rank}.pt.trace.json", 400_000)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "torchscan_tui", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline, workers = time.monotonic() + 30, []
+    while not any(_reading(worker, folder / "rank-0.pt.trace.json") for worker in workers):
+        assert process.poll() is None and time.monotonic() < deadline, "no rank read"
+        time.sleep(0.002)
+        workers = child_pids(process.pid)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr and stdout == ""
+    assert stderr.strip().splitlines()[-1] == (
+        f"torchscan-tui: {folder}: opening interrupted (Ctrl-C)"
+    )
+    assert all(reaped(worker) for worker in workers)
+
+
 def _interrupt_when(process: subprocess.Popen, trace: Path, when: str) -> list[int]:
     """Send ``process`` a SIGINT once it reads ``trace``; "grouping": once a child works
     beside it; "second half": once a child reads the trace too. Its children then."""
