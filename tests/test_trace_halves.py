@@ -97,6 +97,33 @@ def test_a_real_trace_read_in_two_halves_gives_one_readers_columns_and_report(
 
 
 @needs_fork
+@pytest.mark.slow  # a torch profile written first: seconds
+def test_a_with_stack_memory_trace_read_in_two_halves_gives_one_readers_report(
+    tmp_path, split_any_size
+):
+    """torch 2.x's python_function frames (joined across the cut, the call sites made
+    from them after), nn.Module events and [memory] instants."""
+    import torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with torch.profiler.profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(torch.randn(8, 16)).sum().backward()
+            optimizer.step()
+    path = tmp_path / "stacked.json"
+    prof.export_chrome_trace(str(path))
+    split = read_in_halves(str(path))
+    assert split is not None and split.second_half_pid != PARENT
+    assert split.columns.columns.python_frames is not None
+    _same_columns(_one_reader(path)[1], split.columns)
+    report = open_profile(path)[0]
+    assert report["context"]["call_sites"] and report["memory"] and report["modules"]
+    assert dumps_report(report) == dumps_report(open_profile(path, fork=False)[0])
+
+
+@needs_fork
 @pytest.mark.parametrize("share", [0.02, 0.2, 0.5, 0.8, 0.98])
 def test_wherever_the_cut_falls_the_columns_are_one_readers(
     share, tmp_path, monkeypatch, split_any_size
