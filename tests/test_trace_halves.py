@@ -46,7 +46,8 @@ REAL_TRACES = [
 def split_any_size(monkeypatch):
     """Every trace is split, in pieces small enough that each half is read in several."""
     monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
+    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)  # the first chunk's read
+    monkeypatch.setattr(halves, "STREAM_CHUNK", 4 << 10)  # each half's reads
     monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
     monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
 
