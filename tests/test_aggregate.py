@@ -81,6 +81,24 @@ def test_agrees_on_nested_same_name_annotations_and_memory_outside_ops():
 
 
 @pytest.mark.slow  # over a second: the fast subset stays under a minute
+def test_agrees_on_a_chain_of_same_name_ranges_folded_into_one():
+    """Folds that repeat (an only child folded into a parent that is itself then
+    folded) carry their children's time and memory up as torch's do."""
+
+    def chain():
+        with record_function("block"):
+            with record_function("block"):
+                with record_function("block"):
+                    kept = torch.ones(64, 64).sum()
+                    torch.zeros(128)
+        del kept
+
+    aggregation = _compare(_profile(chain))
+    (block,) = [group for group in aggregation.groups if group.operator == "block"]
+    assert block.calls == 1  # the three folded into one
+
+
+@pytest.mark.slow  # over a second: the fast subset stays under a minute
 def test_agrees_on_many_shapes():
     def shapes():
         for size in range(1, 40):
@@ -217,6 +235,40 @@ def test_only_child_with_the_parents_name_is_folded_like_torch():
     assert rows["aten::linear"].calls == 1
     assert rows["aten::linear"].cpu_self_ns == 70
     assert rows["aten::addmm"].cpu_self_ns == 30
+
+
+def test_a_chain_of_same_name_only_children_folds_into_one_with_its_memory():
+    """Three nested aten::linear, each the only child of the one above: all fold into the
+    outermost, which then holds the innermost's children (the addmm and a sibling) and
+    their memory, as torch's repeated ``_remove_dup_nodes`` passes leave it."""
+    events = [
+        _event("aten::linear", "CPU", 0, 100, corr=1),
+        _event("aten::linear", "CPU", 10, 90, corr=2),
+        _event("aten::linear", "CPU", 15, 85, corr=3),
+        _event("aten::addmm", "CPU", 20, 50, corr=4),
+        _event("aten::relu", "CPU", 60, 70, corr=5),
+        _event("[memory]", "CPU", 12, 12, nbytes=64),  # in the middle linear alone
+        _event("[memory]", "CPU", 30, 30, nbytes=256),  # in the addmm
+    ]
+    rows = {g.operator: g for g in aggregate_events(events).groups}
+    assert rows["aten::linear"].calls == 1
+    assert rows["aten::linear"].cpu_self_ns == 100 - 30 - 10
+    assert rows["aten::linear"].cpu_total_ns == 100
+    # The folded middle's own 64 bytes stay the survivor's; the addmm's are the addmm's.
+    assert rows["aten::linear"].cpu_net_bytes == 64
+    assert rows["aten::addmm"].cpu_net_bytes == 256
+    assert (rows["aten::addmm"].cpu_self_ns, rows["aten::relu"].cpu_self_ns) == (30, 10)
+
+
+def test_a_same_name_child_with_a_sibling_is_not_folded():
+    events = [
+        _event("aten::linear", "CPU", 0, 100, corr=1),
+        _event("aten::linear", "CPU", 10, 50, corr=2),
+        _event("aten::addmm", "CPU", 60, 90, corr=3),
+    ]
+    rows = {g.operator: g for g in aggregate_events(events).groups}
+    assert rows["aten::linear"].calls == 2
+    assert rows["aten::linear"].cpu_self_ns == (100 - 40 - 30) + 40
 
 
 def test_async_events_count_calls_but_no_self_time():

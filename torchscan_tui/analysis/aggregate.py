@@ -30,7 +30,7 @@ from collections import Counter
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
 from itertools import compress, islice, repeat
-from operator import and_, eq, le, sub
+from operator import and_, le, sub
 
 from torchscan_tui.analysis.activities import (
     CPU_OP,
@@ -47,6 +47,7 @@ from torchscan_tui.analysis.attribution import (
     kernel_groups,
     place_runtime_calls,
 )
+from torchscan_tui.analysis.nesting import fold_duplicate_nodes, nest
 from torchscan_tui.analysis.profiler_events import (
     MEMORY_EVENT_NAME,
     OUT_OF_MEMORY_EVENT_NAME,
@@ -297,7 +298,8 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
     synchronous = nodes.synchronous_cpu
     nested = array("q", sorted(compress(order, map(synchronous.__getitem__, order)),
                                key=threads.__getitem__))  # fmt: skip
-    parent = _nest(nested, threads, starts, ends)
+    nesting = nest(nested, threads, starts, ends, nodes.cpu_memory)
+    parent = nesting.parent
     # 8-byte integers, not an int object each: a million events' grouping holds ~100 MiB
     # less (issue 31).
     durations = array("q", map(sub, ends, starts))
@@ -315,17 +317,13 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         classes=classes,
     )
     del op_ids  # ~100 bytes an op: let go before the passes below allocate theirs
-    alive = _fold_duplicate_nodes(order, nested, nodes.names, parent, attribution.op_device_ns)
-
-    # Self time and self memory: each live child's totals come off its parent's.
-    children_ns = array("q", bytes(8 * count))
-    children_bytes = [0] * count
-    for up, living, duration, held in zip(parent, alive, durations, nodes.cpu_memory, strict=True):
-        if up >= 0 and living:
-            children_ns[up] += duration
-            children_bytes[up] += held
-    self_ns = array("q", map(sub, durations, children_ns))
-    del children_ns
+    alive = fold_duplicate_nodes(
+        order, nested, nodes.names, nesting, durations, nodes.cpu_memory, attribution.op_device_ns
+    )
+    # Self time and self memory: each node's live children's totals come off its own.
+    self_ns = array("q", map(sub, durations, nesting.children_ns))
+    self_bytes = list(map(sub, nodes.cpu_memory, nesting.children_bytes))
+    del nesting
 
     # A caller is the nearest enclosing user annotation; parents come before children.
     callers: list[str | None] = [None] * count
@@ -340,7 +338,7 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
         nodes,
         array("q", compress(order, map(and_, map(alive.__getitem__, order), on_cpu))),
         self_ns=self_ns,
-        self_bytes=[b - c for b, c in zip(nodes.cpu_memory, children_bytes, strict=True)],
+        self_bytes=self_bytes,
         callers=callers,
         device_ns=attribution.op_device_ns,
         device_total_ns=_inclusive(attribution.op_device_ns, nested, parent, alive),
@@ -404,36 +402,6 @@ def _unattributed_groups(attribution: Attribution) -> list[Group]:
             group.device_self_ns = attribution.unattributed_ns[name]
             groups.append(group)
     return groups
-
-
-def _nest(
-    nested: Sequence[int], threads: list[int], starts: Sequence[int], ends: Sequence[int]
-) -> MutableSequence[int]:
-    """Each event's parent (-1 for none): the innermost event on its thread holding it.
-
-    ``nested`` lists the synchronous CPU events by thread, then by (start, -end).
-    """
-    parent = array("q", [-1]) * len(threads)
-    stack: list[int] = []
-    current_thread = None
-    for index, thread, start, end in zip(
-        nested,
-        map(threads.__getitem__, nested),
-        map(starts.__getitem__, nested),
-        map(ends.__getitem__, nested),
-        strict=True,
-    ):
-        if thread != current_thread:
-            current_thread, stack = thread, []
-        while stack:
-            top_end = ends[stack[-1]]
-            if start >= top_end or end > top_end:
-                stack.pop()
-            else:
-                parent[index] = stack[-1]
-                break
-        stack.append(index)
-    return parent
 
 
 def _groups(
@@ -502,46 +470,3 @@ def _groups(
         if caller is not None:
             groups[number].callers[caller] = calls
     return groups
-
-
-def _fold_duplicate_nodes(
-    order: Sequence[int],
-    nested: Sequence[int],
-    names: list[str],
-    parent: MutableSequence[int],
-    device_ns: list[int],
-) -> list[bool]:
-    """torch's ``_remove_dup_nodes``: fold an only child that repeats its parent's name.
-
-    The fold lifts the child's children and kernels into the parent, and repeats until
-    nothing changes. Returns which nodes survive.
-
-    Only a node named as its parent can fold, and a fold keeps that true of exactly the
-    nodes it was true of (the folded child's children move to a parent of the same
-    name), so the passes visit those nodes alone, in ``order`` as torch does.
-    """
-    alive = [True] * len(parent)
-    # The name comparison runs in C; only the same-name pairs reach Python.
-    same_name = set(compress(range(len(parent)), map(eq, names, map(names.__getitem__, parent))))
-    candidates = [index for index in order if index in same_name and parent[index] >= 0]
-    if not candidates:
-        return alive
-    involved = set(candidates).union(map(parent.__getitem__, candidates))
-    children: dict[int, list[int]] = {index: [] for index in involved}
-    for index in compress(nested, map(involved.__contains__, map(parent.__getitem__, nested))):
-        children[parent[index]].append(index)
-    while True:
-        removed = False
-        for index in candidates:
-            if not alive[index]:
-                continue
-            up = parent[index]
-            if len(children[up]) == 1:
-                children[up] = children[index]
-                device_ns[up] = device_ns[index]
-                for kid in children[index]:
-                    parent[kid] = up
-                alive[index] = False
-                removed = True
-        if not removed:
-            return alive
