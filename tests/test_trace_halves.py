@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 from proc_helpers import children
+from stacked_trace import write_stacked_memory_trace
 
 from torchscan_tui.common.forked import can_fork
 from torchscan_tui.formats import jsonio
@@ -104,17 +105,7 @@ def test_a_with_stack_memory_trace_read_in_two_halves_gives_one_readers_report(
 ):
     """torch 2.x's python_function frames (joined across the cut, the call sites made
     from them after), nn.Module events and [memory] instants."""
-    import torch
-
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    with torch.profiler.profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
-        for _ in range(3):
-            optimizer.zero_grad()
-            model(torch.randn(8, 16)).sum().backward()
-            optimizer.step()
-    path = tmp_path / "stacked.json"
-    prof.export_chrome_trace(str(path))
+    path = write_stacked_memory_trace(tmp_path / "stacked.json")
     split = read_in_halves(str(path))
     assert split is not None and split.second_half_pid != PARENT
     assert split.columns.columns.python_frames is not None

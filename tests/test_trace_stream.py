@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from stacked_trace import write_stacked_memory_trace
 
 from torchscan_tui.formats import jsonio, opening
 from torchscan_tui.formats.opening import open_profile
@@ -80,17 +81,7 @@ def test_a_with_stack_memory_trace_read_in_pieces_gives_the_report_read_whole(
     tmp_path, small_pieces
 ):
     """torch 2.x's python_function frames, nn.Module events and [memory] instants."""
-    import torch
-
-    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4))
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-    with torch.profiler.profile(record_shapes=True, profile_memory=True, with_stack=True) as prof:
-        for _ in range(3):
-            optimizer.zero_grad()
-            model(torch.randn(8, 16)).sum().backward()
-            optimizer.step()
-    path = tmp_path / "stacked.json"
-    prof.export_chrome_trace(str(path))
+    path = write_stacked_memory_trace(tmp_path / "stacked.json")
     streamed = open_profile(path)[0]
     assert streamed["context"]["call_sites"] and streamed["memory"] and streamed["modules"]
     assert _canonical(streamed) == _canonical(_whole(path))
