@@ -21,12 +21,12 @@ from stacked_trace import write_stacked_memory_trace
 
 from torchscan_tui.common.forked import can_fork
 from torchscan_tui.formats import jsonio
-from torchscan_tui.formats.jsonio import file_chunks
+from torchscan_tui.formats.jsonio import file_chunks, open_regular
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, dumps_report
 from torchscan_tui.formats.trace import halves, stream
 from torchscan_tui.formats.trace.columns import ColumnReader, TraceColumns
-from torchscan_tui.formats.trace.halves import read_in_halves
+from torchscan_tui.formats.trace.halves import SplitRead, read_in_halves
 
 DATA = Path(__file__).parent / "data"
 PARENT = os.getpid()
@@ -63,6 +63,12 @@ def _plain(name: str, folder: Path) -> Path:
     return path
 
 
+def _read_in_halves(path: Path) -> SplitRead | None:
+    """The file read in halves from one open of it, as opening does."""
+    with open_regular(str(path)) as raw:
+        return read_in_halves(raw.fileno(), str(path))
+
+
 def _one_reader(path: Path) -> tuple[object, TraceColumns]:
     reader = ColumnReader(str(path))
     header = stream.stream_trace(file_chunks(str(path)), reader.add)
@@ -87,7 +93,7 @@ def test_a_real_trace_read_in_two_halves_gives_one_readers_columns_and_report(
     name, tmp_path, split_any_size
 ):
     path = _plain(name, tmp_path)
-    split = read_in_halves(str(path))
+    split = _read_in_halves(path)
     assert split is not None
     header, columns, reader_of_tail = split
     assert reader_of_tail != PARENT, "the second half was read in a child"
@@ -106,7 +112,7 @@ def test_a_with_stack_memory_trace_read_in_two_halves_gives_one_readers_report(
     """torch 2.x's python_function frames (joined across the cut, the call sites made
     from them after), nn.Module events and [memory] instants."""
     path = write_stacked_memory_trace(tmp_path / "stacked.json")
-    split = read_in_halves(str(path))
+    split = _read_in_halves(path)
     assert split is not None and split.second_half_pid != PARENT
     assert split.columns.columns.python_frames is not None
     _same_columns(_one_reader(path)[1], split.columns)
@@ -131,7 +137,7 @@ def test_wherever_the_cut_falls_the_columns_are_one_readers(
     path.write_bytes(_trace(events))
     monkeypatch.setattr(halves, "HEAD_SHARE", share)
     monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 300)
-    split = read_in_halves(str(path))
+    split = _read_in_halves(path)
     assert split is not None and split.second_half_pid != PARENT
     _same_columns(_one_reader(path)[1], split.columns)
 
@@ -148,11 +154,11 @@ def test_shapes_first_seen_past_the_probe_are_not_seen_across_the_cut(
     monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 300)
     for share in (0.1, 0.5, 0.9):
         monkeypatch.setattr(halves, "HEAD_SHARE", share)
-        split = read_in_halves(str(path))
+        split = _read_in_halves(path)
         assert split is not None and split.second_half_pid != PARENT
         assert split.columns.has_shapes is False
     monkeypatch.setattr("torchscan_tui.formats.trace.columns.SHAPE_PROBE", 360)
-    split = read_in_halves(str(path))
+    split = _read_in_halves(path)
     assert split is not None and split.columns.has_shapes is True
 
 
@@ -170,9 +176,41 @@ def test_a_cut_inside_a_string_is_not_taken_and_the_file_is_read_by_one_reader(
     monkeypatch.setattr(halves, "HEAD_SHARE", 0.45)
     middle = int(len(text) * 0.45)
     assert text.index(b"a" * 100) < middle < text.index(b"}, {", middle) < text.index(b"b" * 100)
-    assert read_in_halves(str(path)) is None
+    assert _read_in_halves(path) is None
     assert children(PARENT) == []
     assert dumps_report(open_profile(path)[0]) == dumps_report(open_profile(path, fork=False)[0])
+
+
+@needs_fork
+def test_a_trace_whose_name_is_replaced_as_it_opens_is_read_as_first_opened(
+    tmp_path, monkeypatch, split_any_size
+):
+    """Both halves read the file the stream opened (its descriptor, at offsets), never
+    what the name holds after: a file put in its place once it is open is not read."""
+    path = _plain("alexnet_cuda.json.gz", tmp_path)
+    expected = dumps_report(open_profile(path, fork=False)[0])
+    other = _plain("cpu_trace.json", tmp_path)
+    real_open, opened, splits = os.open, [], []
+
+    def replaced_once_open(name, *args, **kwargs):
+        descriptor = real_open(name, *args, **kwargs)
+        if str(name) == str(path):
+            opened.append(name)
+            if len(opened) == 1:
+                os.replace(other, path)
+        return descriptor
+
+    def noted(*args, **kwargs):
+        split = read_in_halves(*args, **kwargs)
+        splits.append(split is not None and split.second_half_pid != PARENT)
+        return split
+
+    monkeypatch.setattr(os, "open", replaced_once_open)
+    monkeypatch.setattr(halves, "read_in_halves", noted)
+    report = open_profile(path)[0]
+    assert splits == [True], "read in two halves"
+    assert opened == [str(path)], "opened once"
+    assert dumps_report(report) == expected
 
 
 @needs_fork
@@ -188,7 +226,7 @@ def test_a_child_that_dies_has_this_process_read_the_second_half(
         return read_tail(*args)
 
     monkeypatch.setattr(halves, "read_tail", dies_in_a_child)
-    split = read_in_halves(str(path))
+    split = _read_in_halves(path)
     assert split is not None and split.second_half_pid == PARENT, "read here after the child died"
     _same_columns(_one_reader(path)[1], split.columns)
     assert children(PARENT) == []
@@ -231,18 +269,18 @@ def test_the_object_limit_counts_both_halves(tmp_path, monkeypatch, split_any_si
     objects = path.read_bytes().count(b"{")
     monkeypatch.setattr(stream, "max_objects", lambda: objects * 3 // 4)
     with pytest.raises(stream.NotStreamable):
-        read_in_halves(str(path))
+        _read_in_halves(path)
     monkeypatch.setattr(stream, "max_objects", lambda: objects)
-    assert read_in_halves(str(path)) is not None
+    assert _read_in_halves(path) is not None
 
 
 def test_small_compressed_or_single_core_files_are_not_split(tmp_path, monkeypatch):
     path = _plain("cpu_trace.json", tmp_path)
-    assert read_in_halves(str(path)) is None  # far under the size
+    assert _read_in_halves(path) is None  # far under the size
     monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    assert read_in_halves(str(DATA / "alexnet_cuda.json.gz")) is None
+    assert _read_in_halves(DATA / "alexnet_cuda.json.gz") is None
     monkeypatch.setattr(halves, "can_fork", lambda: False)
-    assert read_in_halves(str(path)) is None
+    assert _read_in_halves(path) is None
 
 
 def test_a_reader_sent_through_pickle_extends_another_as_one_reader_reads_on():

@@ -139,8 +139,18 @@ def file_chunks(path: str, progress: Progress = no_progress) -> Generator[bytes,
     inflated), as :func:`read_bytes` reads them (the same checks and errors), never the
     whole file at once: what a reader that decodes as it goes consumes."""
     with open_regular(path) as raw:
-        total = max(os.fstat(raw.fileno()).st_size, 1)
-        yield from _chunks(raw, path, total, progress, STREAM_CHUNK, STREAM_INFLATE_READ)
+        yield from opened_file_chunks(raw, path, progress)
+
+
+def opened_file_chunks(
+    raw, path: str, progress: Progress = no_progress
+) -> Generator[bytes, None, None]:
+    """:func:`file_chunks` of ``path`` already open as ``raw`` (by :func:`open_regular`;
+    the caller closes it): a reader that also reads the same file at its own offsets
+    (``pread``: formats/trace/halves.py) reads the file this open found, not whatever
+    the name holds by then."""
+    total = max(os.fstat(raw.fileno()).st_size, 1)
+    yield from _chunks(raw, path, total, progress, STREAM_CHUNK, STREAM_INFLATE_READ)
 
 
 def _chunks(

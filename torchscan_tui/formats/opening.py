@@ -20,7 +20,13 @@ from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.common.memory import map_large_blocks, return_free_memory
 from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.early_rows import EarlyRows
-from torchscan_tui.formats.jsonio import Progress, file_chunks, no_progress
+from torchscan_tui.formats.jsonio import (
+    Progress,
+    file_chunks,
+    no_progress,
+    open_regular,
+    opened_file_chunks,
+)
 from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import (
     PendingRows,
@@ -205,8 +211,12 @@ def _streamed_trace(
     the message naming the fix) as before. ``early`` watches the reading (see
     :func:`open_profile_paged`); its ReadingStopped goes through. With ``fork`` and no
     ``early``, a big file's second half is read in a forked child at the same time
-    (:mod:`~torchscan_tui.formats.trace.halves`)."""
-    with closing(file_chunks(source, progress)) as chunks:
+    (:mod:`~torchscan_tui.formats.trace.halves`), from the same open file."""
+    try:
+        raw = open_regular(source)
+    except OSError:
+        return None  # read whole, the error names what is wrong
+    with raw, closing(opened_file_chunks(raw, source, progress)) as chunks:
         try:
             first = next(chunks, b"")
         except (OSError, ValueError, EOFError, zlib.error):
@@ -219,7 +229,9 @@ def _streamed_trace(
 
         map_large_blocks()  # each piece's pages given back as it is let go
         try:
-            halves = read_in_halves(source, progress) if fork and early is None else None
+            halves = (
+                read_in_halves(raw.fileno(), source, progress) if fork and early is None else None
+            )
             if halves is not None:
                 header, columns = halves.header, halves.columns
             else:

@@ -28,7 +28,7 @@ from functools import partial
 from typing import NamedTuple
 
 from torchscan_tui.common.forked import Forked, can_fork, patience
-from torchscan_tui.formats.jsonio import STREAM_CHUNK, Progress, no_progress, open_regular
+from torchscan_tui.formats.jsonio import STREAM_CHUNK, Progress, no_progress
 from torchscan_tui.formats.trace.columns import ColumnReader, TraceColumns
 from torchscan_tui.formats.trace.decode import DecodedTrace
 from torchscan_tui.formats.trace.salvage import EVENT_BOUNDARY
@@ -76,32 +76,33 @@ def read_tail(descriptor: int, start: int, source: str) -> TailRead:
     return TailRead(reader, suffix, count.objects, os.getpid())
 
 
-def read_in_halves(source: str, progress: Progress = no_progress) -> SplitRead | None:
-    """The trace file read with its halves in two processes (see the module). None where
-    it is not split (under :data:`SPLIT_FROM_BYTES`, compressed, no second core, no
-    event start near the middle, or one that proves not to be): the caller reads it in
-    one process. Raises what streaming it in one process raises (NotStreamable,
+def read_in_halves(
+    descriptor: int, source: str, progress: Progress = no_progress
+) -> SplitRead | None:
+    """The trace file ``source``, open as ``descriptor`` (read at offsets, never by its
+    name again), read with its halves in two processes (see the module). None where it
+    is not split (under :data:`SPLIT_FROM_BYTES`, compressed, no second core, no event
+    start near the middle, or one that proves not to be): the caller reads it in one
+    process. Raises what streaming it in one process raises (NotStreamable,
     ReportError, OSError)."""
     if source.endswith(".gz") or not can_fork():
         return None
-    with open_regular(source) as raw:
-        descriptor = raw.fileno()
-        size = os.fstat(descriptor).st_size
-        if size < SPLIT_FROM_BYTES:
+    size = os.fstat(descriptor).st_size
+    if size < SPLIT_FROM_BYTES:
+        return None
+    cut = _event_start(descriptor, int(size * HEAD_SHARE))
+    if cut is None:
+        return None
+    end, start = cut
+    reader, count = ColumnReader(source), ObjectCount()
+    began = time.monotonic()
+    with Forked(partial(read_tail, descriptor, start, source)) as tail:
+        head = range_chunks(descriptor, 0, end, progress)
+        try:
+            prefix = stream_head(head, reader.add, count)
+        except NotAnEventEnd:
             return None
-        cut = _event_start(descriptor, int(size * HEAD_SHARE))
-        if cut is None:
-            return None
-        end, start = cut
-        reader, count = ColumnReader(source), ObjectCount()
-        began = time.monotonic()
-        with Forked(partial(read_tail, descriptor, start, source)) as tail:
-            head = range_chunks(descriptor, 0, end, progress)
-            try:
-                prefix = stream_head(head, reader.add, count)
-            except NotAnEventEnd:
-                return None
-            rest = tail.result(timeout=patience(time.monotonic() - began))
+        rest = tail.result(timeout=patience(time.monotonic() - began))
     count.add_objects(rest.objects)
     reader.extend(rest.reader)
     return SplitRead(trace_header(prefix, rest.suffix), reader.finish(), rest.pid)
