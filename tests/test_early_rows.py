@@ -191,10 +191,10 @@ def test_a_stop_while_grouping_ends_the_run_at_once_and_the_file_is_let_go(trace
     grouping, go_on = threading.Event(), threading.Event()
     original = reader.aggregate_events
 
-    def slow_grouping(events):
+    def slow_grouping(events, **options):
         grouping.set()
         go_on.wait(30)
-        return original(events)
+        return original(events, **options)
 
     kept: list[KeptTrace] = []
     keep = KeptTrace.keep

@@ -47,6 +47,12 @@ from torchscan_tui.analysis.attribution import (
     kernel_groups,
     place_runtime_calls,
 )
+from torchscan_tui.analysis.groups import (
+    KIND_UNATTRIBUTED,
+    Group,
+    NodeFigures,
+    group_nodes,
+)
 from torchscan_tui.analysis.nesting import fold_duplicate_nodes, nest
 from torchscan_tui.analysis.profiler_events import (
     MEMORY_EVENT_NAME,
@@ -54,37 +60,10 @@ from torchscan_tui.analysis.profiler_events import (
     EventColumns,
     RawEvent,
 )
-from torchscan_tui.analysis.records import RowKind
 
 CPU_MEMORY_DEVICES = frozenset({"CPU", "MKLDNN", "IDEEP"})
 _PROFILER_STEP = "ProfilerStep#"
 _PROFILER_STEP_ROW = "ProfilerStep*"
-
-KIND_OPERATOR: RowKind = "operator"
-KIND_RUNTIME: RowKind = "runtime"
-KIND_ANNOTATION: RowKind = "annotation"
-KIND_MEMORY: RowKind = "memory"
-KIND_UNATTRIBUTED: RowKind = "unattributed"
-
-
-@dataclass
-class Group:
-    """One (operator, input shapes) row being accumulated."""
-
-    operator: str
-    input_shapes: list
-    kind: RowKind
-    calls: int = 0
-    cpu_self_ns: int = 0
-    device_self_ns: int = 0
-    cpu_net_bytes: int = 0
-    callers: dict[str, int] = field(default_factory=dict)
-    # Inclusive: the op's children counted too, as key_averages' cpu_time_total and
-    # device_time_total; FLOPs as torch counts them (None: it counted none).
-    cpu_total_ns: int = 0
-    device_total_ns: int = 0
-    flops: int | None = None
-    sites: dict[str, int] = field(default_factory=dict)  # CPU self ns by call site
 
 
 @dataclass
@@ -99,16 +78,6 @@ class Aggregation:
     unattributed_ns: dict[str, int] = field(default_factory=dict)  # by unattributed row
     device_annotations: int = 0  # GPU-side ranges seen, never summed
     device_kind: str | None = None
-
-
-def _kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> RowKind:
-    if name == MEMORY_EVENT_NAME or name == OUT_OF_MEMORY_EVENT_NAME:
-        return KIND_MEMORY
-    if annotation:
-        return KIND_ANNOTATION
-    if linked_id > 0 or activity_cls == RUNTIME:
-        return KIND_RUNTIME
-    return KIND_OPERATOR
 
 
 class _MemoryIndex:
@@ -249,11 +218,13 @@ class _Nodes:
             self.sites.append(None)
 
 
-def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
+def aggregate_events(events: Sequence[RawEvent] | EventColumns, split: bool = False) -> Aggregation:
     """Group events by (name, input shapes) exactly as ``key_averages`` would.
 
     Written as passes over parallel lists rather than per-event objects: this runs over
     hundreds of thousands of events and every attribute lookup in the loops counts.
+    ``split``: a big profile's last pass may sum half its nodes in a forked child
+    (:func:`~torchscan_tui.analysis.groups.group_nodes`); the groups are the same.
     """
     columns = events if isinstance(events, EventColumns) else EventColumns.from_events(events)
     memory = _MemoryIndex([r for r in columns.memory if r.name == MEMORY_EVENT_NAME])
@@ -334,15 +305,26 @@ def aggregate_events(events: Sequence[RawEvent] | EventColumns) -> Aggregation:
             callers[index] = names[up] if annotations[up] else callers[up]
 
     on_cpu = map("CPU".__eq__, map(nodes.devices.__getitem__, order))
-    groups = _groups(
-        nodes,
-        array("q", compress(order, map(and_, map(alive.__getitem__, order), on_cpu))),
+    figures = NodeFigures(
+        names=names,
+        annotations=annotations,
+        shapes=nodes.shapes,
+        links=nodes.links,
+        classes=classes,
+        timed=synchronous,
         self_ns=self_ns,
         self_bytes=self_bytes,
-        callers=callers,
         device_ns=attribution.op_device_ns,
-        device_total_ns=_inclusive(attribution.op_device_ns, nested, parent, alive),
         durations=durations,
+        device_total_ns=_inclusive(attribution.op_device_ns, nested, parent, alive),
+        flops=nodes.flops,
+        sites=nodes.sites,
+        callers=callers,
+    )
+    groups = group_nodes(
+        figures,
+        array("q", compress(order, map(and_, map(alive.__getitem__, order), on_cpu))),
+        split=split,
     )
     groups += _unattributed_groups(attribution)
     return Aggregation(
@@ -401,72 +383,4 @@ def _unattributed_groups(attribution: Attribution) -> list[Group]:
             group.calls = attribution.unattributed_calls[name]
             group.device_self_ns = attribution.unattributed_ns[name]
             groups.append(group)
-    return groups
-
-
-def _groups(
-    nodes: _Nodes,
-    indices: Sequence[int],
-    self_ns: Sequence[int],
-    self_bytes: list[int],
-    callers: list[str | None],
-    device_ns: list[int],
-    device_total_ns: list[int],
-    durations: Sequence[int],
-) -> list[Group]:
-    """The groups of the live CPU nodes in ``indices`` (in order of first appearance).
-
-    Each node gets a group number first, then every total is a pass over those numbers.
-    """
-    names, annotations, shapes = nodes.names, nodes.annotations, nodes.shapes
-    keys = zip(
-        map(names.__getitem__, indices),
-        map(annotations.__getitem__, indices),
-        [
-            shape if type(shape) is bytes else str(shape)
-            for shape in map(shapes.__getitem__, indices)
-        ],
-        strict=True,
-    )
-    numbers: dict[tuple, int] = {}
-    ids = [numbers.setdefault(key, len(numbers)) for key in keys]
-    first_index = dict(zip(reversed(ids), reversed(indices), strict=True))
-    groups = []
-    for (name, annotation, _), number in numbers.items():
-        index = first_index[number]
-        kind = _kind(name, annotation, nodes.links[index], nodes.classes[index])
-        groups.append(Group(name, shapes[index], kind))
-    for number, calls in Counter(ids).items():
-        groups[number].calls = calls
-
-    timed = array("q", compress(indices, map(nodes.synchronous_cpu.__getitem__, indices)))
-    timed_ids = list(compress(ids, map(nodes.synchronous_cpu.__getitem__, indices)))
-    for attribute, values in (
-        ("cpu_self_ns", self_ns),
-        ("cpu_net_bytes", self_bytes),
-        ("device_self_ns", device_ns),
-        ("cpu_total_ns", durations),
-        ("device_total_ns", device_total_ns),
-        ("flops", nodes.flops),
-    ):
-        if not values:  # no FLOPs recorded: None on every group, not a made-up 0
-            continue
-        totals = [0] * len(groups)
-        if any(values):  # a CPU profile has no kernel time: no Python pass for zeros
-            for number, value in zip(timed_ids, map(values.__getitem__, timed), strict=True):
-                totals[number] += value
-        for group, total in zip(groups, totals, strict=True):
-            setattr(group, attribute, total if total or attribute != "flops" else None)
-
-    if nodes.sites:  # each call site's share of its group's self time
-        for number, site, ns in zip(timed_ids, map(nodes.sites.__getitem__, timed),
-                                    map(self_ns.__getitem__, timed), strict=True):  # fmt: skip
-            if site is not None:
-                sites = groups[number].sites
-                sites[site] = sites.get(site, 0) + ns
-
-    pairs = Counter(zip(ids, map(callers.__getitem__, indices), strict=True))
-    for (number, caller), calls in pairs.items():
-        if caller is not None:
-            groups[number].callers[caller] = calls
     return groups

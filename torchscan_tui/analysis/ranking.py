@@ -9,7 +9,7 @@ from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.sites import site_rows
 
 if TYPE_CHECKING:  # grouping's import: a few ms of every start, for a type
-    from torchscan_tui.analysis.aggregate import Group
+    from torchscan_tui.analysis.groups import Group
 
 NANOSECONDS = 1e9
 

@@ -268,7 +268,7 @@ SiteTable = dict[tuple[str, str], tuple[dict[str, int], int]]
 
 def site_table(groups: Iterable[Any]) -> SiteTable:
     """(operator, shapes) -> (CPU self ns by site, the group's CPU self ns) of a step
-    traced for call sites, from its groups (``aggregate.Group``); its own ranges left out."""
+    traced for call sites, from its groups (``groups.Group``); its own ranges left out."""
     return {
         (group.operator, str(group.input_shapes)): (dict(group.sites), group.cpu_self_ns)
         for group in groups

@@ -146,10 +146,11 @@ def _stepped(events: EventColumns) -> tuple[Steps, ColumnSummaries | None]:
 
 
 def _grouped(
-    events: EventColumns, source: str, progress: Progress
+    events: EventColumns, source: str, progress: Progress, split: bool
 ) -> tuple[Aggregation, list[Row], str]:
-    """The events grouped (what the rows came from), their rows checked, and the ranking."""
-    aggregation = aggregate_events(events)
+    """The events grouped (what the rows came from), their rows checked, and the ranking.
+    ``split``: a second core may sum half the groups (analysis/groups.py)."""
+    aggregation = aggregate_events(events, split=split)
     progress("grouping", GROUPED_SHARE)
     for group in aggregation.groups:
         group.input_shapes = _decoded_shapes(group.input_shapes)
@@ -196,7 +197,7 @@ def report_from_columns(
     started = time.monotonic()
     stepped: tuple[Steps, ColumnSummaries | None] | None = None
     with Forked(partial(_stepped, events), fork) as blocks:
-        aggregation, rows, ranking = _grouped(events, source, progress)
+        aggregation, rows, ranking = _grouped(events, source, progress, split=fork)
         if summarise:
             # A child that has not answered by then is stopped, the blocks made here.
             stepped = blocks.result(timeout=patience(time.monotonic() - started))
