@@ -125,6 +125,16 @@ def _device_type_name(device_type: Any) -> str:
 TORCH_OP_ANNOTATION = {"cpu_op": False, "user_annotation": True}
 
 
+def undecodable_name(error: UnicodeDecodeError) -> str:
+    """An event's name torch could not hand over as text: its bytes (pybind11's error
+    holds them), each one that is not UTF-8 shown as U+FFFD. torch's Python tracer now
+    and then names a frame of its own threads with such bytes (``with_stack``, 2.13:
+    ``torch/profiler/_cupti_monitor.py(0): \\x8f``), and one such name raised out of the
+    whole extraction (torch's own ``key_averages`` raises too)."""
+    raw = error.object if isinstance(error.object, bytes) else bytes(error.object)
+    return raw.decode("utf-8", "replace")
+
+
 def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> list[RawEvent]:
     """Read the fields grouping needs straight from the Kineto results.
 
@@ -154,7 +164,10 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
             annotation = event.is_user_annotation()
         else:
             type_name = "CPU"
-        name = sys.intern(event.name())
+        try:
+            name = sys.intern(event.name())
+        except UnicodeDecodeError as exc:  # see undecodable_name
+            name = sys.intern(undecodable_name(exc))
         shapes = event.shapes() if type_name == "CPU" else []
         try:
             shapes = shapes_of.setdefault(tuple(map(tuple, shapes)), shapes)
