@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from proc_helpers import reaped
 
 from torchscan_tui.analysis import groups
 from torchscan_tui.analysis.aggregate import aggregate_events
@@ -145,6 +146,35 @@ def test_a_child_that_dies_has_its_half_summed_here(monkeypatch):
     monkeypatch.setattr(groups, "_keyed_groups", dies_in_a_child)
     monkeypatch.setattr(groups, "SPLIT_FROM", 1)
     assert aggregate_events(_columns(path), split=True).groups == one_pass
+
+
+@needs_fork
+def test_an_interrupt_while_the_first_half_is_summed_leaves_no_child(monkeypatch):
+    """Ctrl-C during the pass (``--json`` of a big trace) stops the child summing the
+    later half before the interrupt goes on up: nothing left running."""
+    children: list[int | None] = []
+
+    class Recorded(Forked):
+        def __enter__(self):
+            entered = super().__enter__()
+            children.append(self.pid)
+            return entered
+
+    summed = groups._keyed_groups
+
+    def interrupted_here(figures, indices):
+        if os.getpid() == PARENT:
+            raise KeyboardInterrupt
+        return summed(figures, indices)
+
+    monkeypatch.setattr(groups, "Forked", Recorded)
+    monkeypatch.setattr(groups, "_keyed_groups", interrupted_here)
+    monkeypatch.setattr(groups, "SPLIT_FROM", 1)
+    with pytest.raises(KeyboardInterrupt):
+        aggregate_events(_columns(DATA / "mtia_inference.json.gz"), split=True)
+    (child,) = children
+    assert child is not None and child != PARENT
+    assert reaped(child)
 
 
 def test_merged_halves_add_up_and_keep_first_appearance():
