@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from forked_helpers import forked_recording
 from proc_helpers import reaped
 
 from torchscan_tui.common import forked
@@ -159,21 +160,9 @@ def test_a_trace_s_blocks_made_beside_the_grouping_give_the_report_made_in_line(
     """The step model and summaries made in a child (every trace forks:
     the threshold set to one event) equal those made in line, in every field."""
     in_line, _ = open_profile(DATA / name)
-    made_in: list[int] = []
-
-    class Recorded(Forked):
-        """The blocks with the process that made them."""
-
-        def __init__(self, call, fork=True):
-            super().__init__(lambda: (os.getpid(), call()), fork)
-
-        def result(self, timeout=None):
-            pid, value = super().result(timeout)
-            made_in.append(pid)
-            return value
-
+    made_in: list[int] = []  # the process that made the blocks
     monkeypatch.setattr(reader, "FORK_FROM_EVENTS", 1)
-    monkeypatch.setattr(reader, "Forked", Recorded)
+    monkeypatch.setattr(reader, "Forked", forked_recording(made_in))
     beside, _ = open_profile(DATA / name)
     assert len(made_in) == 1 and made_in[0] != PARENT, "the blocks were made in line"
     assert beside["overview"] is not None

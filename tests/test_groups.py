@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from forked_helpers import forked_recording
 from proc_helpers import reaped
 
 from torchscan_tui.analysis import groups
@@ -37,17 +38,7 @@ def _columns(path: Path):
 def _summed_in(monkeypatch) -> list[int]:
     """The process that summed each later half, as group_nodes hands it to Forked."""
     made_in: list[int] = []
-
-    class Recorded(Forked):
-        def __init__(self, call, fork=True):
-            super().__init__(lambda: (os.getpid(), call()), fork)
-
-        def result(self, timeout=None):
-            pid, value = super().result(timeout)
-            made_in.append(pid)
-            return value
-
-    monkeypatch.setattr(groups, "Forked", Recorded)
+    monkeypatch.setattr(groups, "Forked", forked_recording(made_in))
     return made_in
 
 
