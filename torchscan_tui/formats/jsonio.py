@@ -216,6 +216,25 @@ def as_utf8(data: bytes) -> bytes:
     return data
 
 
+def utf8_replaced(data: bytes | bytearray | memoryview, error: Exception) -> bytes | None:
+    """``data``, whose decode failed with ``error``, with each byte that is not UTF-8 made
+    U+FFFD (its three bytes); None where that was not the failure (all of it is UTF-8,
+    or the decode failed first on something else: a binary file is not copied).
+
+    torch 2.13 writes a trace now and then with such bytes in a name (its Python
+    tracer's frames of its own threads, ``with_stack``), which the stdlib's JSON refuses
+    whole; the rest of such a trace is read as it is, the name shown with U+FFFD where
+    a byte was no text."""
+    if not isinstance(error, UnicodeDecodeError) and "UTF-8" not in str(error):
+        return None
+    raw = bytes(data)
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("utf-8", "replace").encode("utf-8")
+    return None
+
+
 # What the stdlib reads and msgspec refuses: lone surrogate escapes, NaN and Infinity.
 _STDLIB_ONLY = (b"\\ud", b"\\uD", b"NaN", b"Infinity")
 _LONE_SURROGATE = re.compile(

@@ -226,9 +226,20 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
 
     Times are kept as written: integers as ints, and where a float could not hold a
     time's nanoseconds, every number with a fraction as a ``Decimal`` read from its text
-    (a second, slower decode, but exact).
+    (a second, slower decode, but exact). A byte that is not UTF-8 (torch writes some
+    now and then: :func:`~torchscan_tui.formats.jsonio.utf8_replaced`) is read as U+FFFD.
     Raises ValueError for text that is not JSON at all.
     """
+    try:
+        return _decoded_trace(data, progress)
+    except ValueError as exc:
+        repaired = jsonio.utf8_replaced(data, exc)
+        if repaired is None:
+            raise
+    return _decoded_trace(repaired, progress)
+
+
+def _decoded_trace(data: bytes, progress: Progress) -> DecodedTrace | object:
     progress("parsing", 0.0)
     decoded: DecodedTrace | object = _typed(data)
     if decoded is None:

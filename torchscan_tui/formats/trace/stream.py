@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
-from torchscan_tui.formats.jsonio import max_objects
+from torchscan_tui.formats.jsonio import max_objects, utf8_replaced
 from torchscan_tui.formats.trace.decode import DecodedTrace, EventDecoder, decode_header
 from torchscan_tui.formats.trace.salvage import EVENT_BOUNDARY, EVENTS_KEY
 
@@ -235,9 +235,21 @@ def _decode_piece(decode: Decode, text: bytearray, start: int, brace: int) -> li
     before, after = text[start - 1], text[brace + 1]
     text[start - 1], text[brace + 1] = OPEN, CLOSE
     try:
-        return decode(memoryview(text)[start - 1 : brace + 2])
+        return _repairing(decode, memoryview(text)[start - 1 : brace + 2])
     finally:
         text[start - 1], text[brace + 1] = before, after
+
+
+def _repairing(decode: Decode, piece: bytes | memoryview) -> list:
+    """``piece`` decoded; where it fails and holds bytes that are not UTF-8, decoded
+    again with them made U+FFFD (a copy: :func:`~torchscan_tui.formats.jsonio.utf8_replaced`)."""
+    try:
+        return decode(piece)
+    except msgspec.DecodeError as exc:
+        repaired = utf8_replaced(piece, exc)
+        if repaired is None:
+            raise
+    return decode(repaired)
 
 
 def _last_events(decode: Decode, text: bytes) -> tuple[list, bytes]:
@@ -248,7 +260,7 @@ def _last_events(decode: Decode, text: bytes) -> tuple[list, bytes]:
         if close == -1:
             break
         try:
-            events = decode(b"".join((b"[", text[:close], b"]")))
+            events = _repairing(decode, b"".join((b"[", text[:close], b"]")))
         except _DECODE_ERRORS:
             close = text.find(b"]", close + 1)
             continue
