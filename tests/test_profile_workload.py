@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -211,6 +212,31 @@ def test_invalid_torch_trace_falls_back_to_an_escaping_writer_fake_export(tmp_pa
     names = {event["name"] for event in data["traceEvents"]}
     assert 'quote"and\x01control' in names and "aten::sum" in names
     assert "trace_rewritten" in [note["code"] for note in report["diagnostics"]]
+    assert trace.stat().st_mode & 0o777 == 0o600
+
+
+def test_a_torch_trace_with_bytes_not_utf8_keeps_torchs_trace_fake_export(tmp_path, monkeypatch):
+    """torch 2.13 names a frame of its own threads with such bytes now and then
+    (with_stack); the fake export writes one into a real export, on demand. The bytes are
+    written as U+FFFD and the rest of torch's file is kept (not our lossy rewrite)."""
+    original = torch.profiler.profile.export_chrome_trace
+
+    def export_with_a_stray_byte(self, path):
+        original(self, path)
+        data = Path(path).read_bytes()
+        assert b'"name": "aten::sum"' in data
+        Path(path).write_bytes(data.replace(b'"name": "aten::sum"', b'"name": "aten::sum\x8f"'))
+
+    monkeypatch.setattr(torch.profiler.profile, "export_chrome_trace", export_with_a_stray_byte)
+    trace = tmp_path / "t.json"
+    report = profile_workload(lambda: torch.ones(2).sum(), trace_path=trace)
+    data = json.loads(trace.read_bytes())
+    names = {event["name"] for event in data["traceEvents"]}
+    assert "aten::sum\ufffd" in names and "aten::sum" not in names
+    assert "note" not in data.get("otherData", {}), "torch's file, not our writer's"
+    assert data.get("schemaVersion") is not None and data.get("baseTimeNanoseconds") is not None
+    codes = [note["code"] for note in report["diagnostics"]]
+    assert "trace_bytes_replaced" in codes and "trace_rewritten" not in codes
     assert trace.stat().st_mode & 0o777 == 0o600
 
 

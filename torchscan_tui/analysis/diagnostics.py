@@ -71,6 +71,15 @@ def trace_rewritten() -> Note:
     )
 
 
+def trace_bytes_replaced() -> Note:
+    return make(
+        "trace_bytes_replaced",
+        "torch's Chrome trace export held bytes that are not UTF-8 in some names (its "
+        "Python tracer's frames, with_stack), so it was not valid JSON: they were written "
+        "as U+FFFD, and the rest of torch's trace is kept as it wrote it.",
+    )
+
+
 def worker_processes_not_profiled() -> Note:
     return make(
         "processes_not_profiled",

@@ -216,23 +216,27 @@ def as_utf8(data: bytes) -> bytes:
     return data
 
 
-def utf8_replaced(data: bytes | bytearray | memoryview, error: Exception) -> bytes | None:
-    """``data``, whose decode failed with ``error``, with each byte that is not UTF-8 made
-    U+FFFD (its three bytes); None where that was not the failure (all of it is UTF-8,
-    or the decode failed first on something else: a binary file is not copied).
+def utf8_replaced(data: bytes | bytearray | memoryview) -> bytes | None:
+    """``data`` with each byte that is not UTF-8 made U+FFFD (its three bytes); None
+    where all of it is UTF-8.
 
     torch 2.13 writes a trace now and then with such bytes in a name (its Python
     tracer's frames of its own threads, ``with_stack``), which the stdlib's JSON refuses
     whole; the rest of such a trace is read as it is, the name shown with U+FFFD where
-    a byte was no text."""
-    if not isinstance(error, UnicodeDecodeError) and "UTF-8" not in str(error):
-        return None
+    a byte was no text. Readers ask only once a decode failed on UTF-8
+    (:func:`failed_on_utf8`): a binary file is never copied."""
     raw = bytes(data)
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError:
         return raw.decode("utf-8", "replace").encode("utf-8")
     return None
+
+
+def failed_on_utf8(error: Exception) -> bool:
+    """Whether a JSON decode failed on bytes that are not UTF-8 (the stdlib's error, or
+    msgspec's "Invalid UTF-8 encoded string"), not on the JSON before them."""
+    return isinstance(error, UnicodeDecodeError) or "UTF-8" in str(error)
 
 
 # What the stdlib reads and msgspec refuses: lone surrogate escapes, NaN and Infinity.

@@ -34,20 +34,17 @@ from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.common.gcpause import gc_paused
 from torchscan_tui.common.text import exception_line
 from torchscan_tui.formats.atomic import ExportError
-from torchscan_tui.formats.jsonio import is_json
 from torchscan_tui.formats.report import new_report
 from torchscan_tui.formats.report_schema import Context, Report
-from torchscan_tui.formats.trace.writer import dumps_chrome_trace
 from torchscan_tui.run.phases import WorkerPhase
-from torchscan_tui.run.private_dir import PrivateDir
 from torchscan_tui.worker.call_sites import SiteStep, StepTables
 from torchscan_tui.worker.device_peak import DevicePeak
 from torchscan_tui.worker.step_sessions import SessionHarvest, let_go
 from torchscan_tui.worker.steps import StepWindow, WindowComplete
+from torchscan_tui.worker.trace_export import Mended, export_trace_atomically
 
 ProgressCallback = Callable[[WorkerPhase], None]
 DEFAULT_MAX_EVENTS = 5_000_000
-STAGING_PREFIX = ".torchscan-trace-"  # an export checked before it replaces the user's file
 
 
 class WorkloadError(Exception):
@@ -196,43 +193,6 @@ def extract_raw_events(kineto_results: Any, device_activity: bool = True) -> lis
     return raw
 
 
-def export_trace_atomically(
-    profiler: Any,
-    trace_path: str | os.PathLike,
-    raw_events: list[RawEvent] | Callable[[], list[RawEvent]] | None = None,
-) -> tuple[Path, bool]:
-    """Write the Chrome trace via a private directory, check it parses, then move it.
-
-    ``export_chrome_trace`` can fail without raising (one ERROR line and no file), so the
-    file is verified before it replaces anything at ``trace_path``. When torch's file is
-    not valid JSON (odd names), the trace is rewritten from ``raw_events`` by a writer
-    that escapes properly (``raw_events``: them, or what gives them when needed). Returns
-    the path and whether the fallback was used.
-    """
-    destination = Path(trace_path)
-    parent = destination.parent if str(destination.parent) else Path(".")
-    private_dir = PrivateDir(parent, prefix=STAGING_PREFIX)  # swept if we are killed
-    used_fallback = False
-    try:
-        staged = Path(private_dir.path) / "trace.json"
-        profiler.export_chrome_trace(str(staged))
-        if not staged.exists() or not is_json(staged.read_bytes()):
-            # torch wrote nothing (a full disk, say: it does not raise) or no JSON (odd
-            # names): our own writer says which, as an OSError (ENOSPC) if it fails too.
-            if raw_events is None:
-                raise ValueError(f"torch.profiler wrote no valid trace for {destination}")
-            events = raw_events() if callable(raw_events) else raw_events
-            staged.write_text(dumps_chrome_trace(events), encoding="utf-8")
-            used_fallback = True
-        os.chmod(staged, 0o600)
-        with open(staged, "rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(staged, destination)
-    finally:
-        private_dir.remove()
-    return destination, used_fallback
-
-
 class _Before(NamedTuple):
     """What the process had before the workload ran: the notes say what it started."""
 
@@ -337,12 +297,14 @@ def profile_workload(
         on_rows(report)
     if trace_path is not None:
         try:
-            written, used_fallback = _export_trace(recorded, trace_path)
+            written, mended = _export_trace(recorded, trace_path)
         except (OSError, ValueError, ExportError) as exc:  # a full disk fails no workload
             notes.append(diag.trace_unavailable(trace_path, exc))
         else:
             report["trace_path"] = str(written)
-            if used_fallback:
+            if "bytes_replaced" in mended:
+                notes.append(diag.trace_bytes_replaced())
+            if "rewritten" in mended:
                 notes.append(diag.trace_rewritten())
     if window.sessions is not None:  # the pieces, merged or not (a script's own window)
         window.sessions.discard()
@@ -355,7 +317,9 @@ def _sessions(activities: list, trace_path: str | os.PathLike | None) -> Session
     """Where a window's sessions go, each of a step or more (worker/step_sessions.py)."""
     device_activity = _device_activity(activities)
 
-    def export_piece(profile: Any, piece: Path, events: Callable[[], list[RawEvent]]) -> bool:
+    def export_piece(
+        profile: Any, piece: Path, events: Callable[[], list[RawEvent]]
+    ) -> Mended | None:
         return export_trace_atomically(profile, piece, events)[1]
 
     return SessionHarvest(
@@ -363,13 +327,14 @@ def _sessions(activities: list, trace_path: str | os.PathLike | None) -> Session
     )
 
 
-def _export_trace(recorded: _Recorded, trace_path: str | os.PathLike) -> tuple[Path, bool]:
+def _export_trace(recorded: _Recorded, trace_path: str | os.PathLike) -> tuple[Path, set[Mended]]:
     """The trace at ``trace_path``: the profile's, or a window's sessions' merged; and
-    whether our writer had to rewrite any of it."""
+    how what torch wrote of it was mended (trace_export.py), if any of it was."""
     sessions = recorded.sessions
     if sessions is None or not sessions.sessions:
-        return export_trace_atomically(recorded.profile, trace_path, recorded.events)
-    return sessions.merge_trace(), sessions.rewritten  # its pieces removed by the caller
+        path, mended = export_trace_atomically(recorded.profile, trace_path, recorded.events)
+        return path, {mended} if mended is not None else set()
+    return sessions.merge_trace(), sessions.mended  # its pieces removed by the caller
 
 
 def _call_sites(

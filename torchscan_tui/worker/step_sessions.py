@@ -36,6 +36,7 @@ from torchscan_tui.run.private_dir import PrivateDir
 if TYPE_CHECKING:
     from torchscan_tui.analysis.memory_timeline import Allocation
     from torchscan_tui.analysis.profiler_events import RawEvent
+    from torchscan_tui.worker.trace_export import Mended
 
 # Every time there is: a session's allocations are cut to the window later.
 ALL_TIME = (0, 2**63 - 1)
@@ -97,17 +98,17 @@ class SessionHarvest:
         self,
         extract: Callable[[Any], list[RawEvent]],
         trace_path: str | os.PathLike | None,
-        export: Callable[[Any, Path, Callable[[], list[RawEvent]]], bool],
+        export: Callable[[Any, Path, Callable[[], list[RawEvent]]], Mended | None],
     ):
         self._extract = extract
         # Writes a session's trace to a path, given its events on demand (for our own
-        # writer, where torch's file is no JSON); True: our writer's.
+        # writer, where torch's file is no JSON); says how torch's file was mended.
         self._export = export
         self._trace_path = Path(trace_path) if trace_path is not None else None
         self._events: list[list[bytes]] = []  # each session's, marshalled in chunks
         self.allocations: list[Allocation] | None = []
         self.pieces: list[Path] = []
-        self.rewritten = False  # a piece's trace was rewritten by our writer
+        self.mended: set[Mended] = set()  # how pieces' traces were made JSON (trace_export.py)
         self.trace_failure: Exception | None = None
         self.sessions = 0
         self._directory: PrivateDir | None = None
@@ -160,7 +161,9 @@ class SessionHarvest:
             parent = self._trace_path.parent if str(self._trace_path.parent) else Path(".")
             self._directory = PrivateDir(parent, prefix=PIECES_PREFIX)  # swept if we are killed
         piece = Path(self._directory.path) / f"step-{len(self.pieces)}.json"
-        self.rewritten |= self._export(profile, piece, events)
+        mended = self._export(profile, piece, events)
+        if mended is not None:
+            self.mended.add(mended)
         self.pieces.append(piece)
 
     def merge_trace(self) -> Path:

@@ -233,7 +233,7 @@ def decode_trace(data: bytes, progress: Progress = no_progress) -> DecodedTrace 
     try:
         return _decoded_trace(data, progress)
     except ValueError as exc:
-        repaired = jsonio.utf8_replaced(data, exc)
+        repaired = jsonio.utf8_replaced(data) if jsonio.failed_on_utf8(exc) else None
         if repaired is None:
             raise
     return _decoded_trace(repaired, progress)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 
 import msgspec
 
-from torchscan_tui.formats.jsonio import max_objects, utf8_replaced
+from torchscan_tui.formats.jsonio import failed_on_utf8, max_objects, utf8_replaced
 from torchscan_tui.formats.trace.decode import DecodedTrace, EventDecoder, decode_header
 from torchscan_tui.formats.trace.salvage import EVENT_BOUNDARY, EVENTS_KEY
 
@@ -246,7 +246,7 @@ def _repairing(decode: Decode, piece: bytes | memoryview) -> list:
     try:
         return decode(piece)
     except msgspec.DecodeError as exc:
-        repaired = utf8_replaced(piece, exc)
+        repaired = utf8_replaced(piece) if failed_on_utf8(exc) else None
         if repaired is None:
             raise
     return decode(repaired)
