@@ -14,6 +14,7 @@ from proc_helpers import reaped
 from torchscan_tui.analysis import groups
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.groups import Group, merged
+from torchscan_tui.analysis.profiler_events import RawEvent
 from torchscan_tui.common.forked import Forked, can_fork
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import dumps_report
@@ -129,14 +130,43 @@ def test_a_child_that_dies_has_its_half_summed_here(monkeypatch):
     one_pass = aggregate_events(_columns(path)).groups
     summed = groups._keyed_groups
 
-    def dies_in_a_child(figures, indices):
+    def dies_in_a_child(figures, indices, *most):
         if os.getpid() != PARENT:
             os._exit(9)
-        return summed(figures, indices)
+        return summed(figures, indices, *most)
 
     monkeypatch.setattr(groups, "_keyed_groups", dies_in_a_child)
     monkeypatch.setattr(groups, "SPLIT_FROM", 1)
     assert aggregate_events(_columns(path), split=True).groups == one_pass
+
+
+@needs_fork
+def test_a_later_half_of_too_many_groups_is_summed_here_not_sent_back(monkeypatch):
+    """Shapes that change at every call: a group a node or so. Pickling them back would
+    cost more than summing them here (~10 us a group against ~1 us a node), so the child
+    says so after numbering them and the parent sums that half itself: the same groups."""
+    events = [
+        RawEvent(f"aten::op{i % 7}", "CPU", False, 1, 10 * i, 10 * i + 5, i + 1, 0,
+                 [[i % 900, 3]], False, "cpu_op", 0, False, 0)
+        for i in range(2_000)
+    ]  # fmt: skip
+    one_pass = aggregate_events(events).groups
+    summed, here = groups._keyed_groups, []
+
+    def recorded(figures, indices, *most):
+        if os.getpid() == PARENT:
+            here.append(len(indices))
+        return summed(figures, indices, *most)
+
+    monkeypatch.setattr(groups, "_keyed_groups", recorded)
+    monkeypatch.setattr(groups, "SPLIT_FROM", 1)
+    assert aggregate_events(events, split=True).groups == one_pass
+    assert here == [1_000, 1_000], "both halves summed here"
+    few = [event._replace(shapes=[[event.start_ns % 3]]) for event in events]
+    few_one_pass = aggregate_events(few).groups
+    here.clear()
+    assert aggregate_events(few, split=True).groups == few_one_pass
+    assert here == [1_000], "few groups: the later half's come back from the child"
 
 
 @needs_fork
@@ -153,10 +183,10 @@ def test_an_interrupt_while_the_first_half_is_summed_leaves_no_child(monkeypatch
 
     summed = groups._keyed_groups
 
-    def interrupted_here(figures, indices):
+    def interrupted_here(figures, indices, *most):
         if os.getpid() == PARENT:
             raise KeyboardInterrupt
-        return summed(figures, indices)
+        return summed(figures, indices, *most)
 
     monkeypatch.setattr(groups, "Forked", Recorded)
     monkeypatch.setattr(groups, "_keyed_groups", interrupted_here)

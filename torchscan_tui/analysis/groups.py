@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from itertools import compress
+from typing import overload
 
 from torchscan_tui.analysis.activities import RUNTIME
 from torchscan_tui.analysis.profiler_events import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME
@@ -34,6 +35,10 @@ KIND_UNATTRIBUTED: RowKind = "unattributed"
 
 # Below this many nodes a child's fork and pickled groups cost more than half the pass.
 SPLIT_FROM = 200_000
+# A group sent back from the child costs ~10 us (pickled, unpickled, its pages copied),
+# where a node summed here costs ~1 us: a later half with more than one group for this
+# many nodes (shapes that change at every call, say) is summed here instead, in line.
+NODES_PER_GROUP_SENT = 20
 
 # A group's key: its name, whether it is a user annotation, and its shapes (as the trace's
 # JSON bytes, or the list's text).
@@ -110,10 +115,14 @@ def group_nodes(figures: NodeFigures, indices: Sequence[int], split: bool = Fals
     if not split or len(indices) < SPLIT_FROM:
         return list(_keyed_groups(figures, indices).values())
     half = len(indices) // 2
+    later_indices = indices[half:]
+    most = len(later_indices) // NODES_PER_GROUP_SENT
     started = time.monotonic()
-    with Forked(partial(_keyed_groups, figures, indices[half:])) as later:
+    with Forked(partial(_keyed_groups, figures, later_indices, most)) as later:
         first = _keyed_groups(figures, indices[:half])
         rest = later.result(timeout=patience(time.monotonic() - started))
+    if rest is None:  # too many groups to be worth sending: summed here
+        rest = _keyed_groups(figures, later_indices)
     return list(merged(first, rest).values())
 
 
@@ -139,8 +148,17 @@ def merged(first: dict[GroupKey, Group], later: dict[GroupKey, Group]) -> dict[G
     return first
 
 
-def _keyed_groups(figures: NodeFigures, indices: Sequence[int]) -> dict[GroupKey, Group]:
-    """The groups of the nodes in ``indices``, by key, in order of first appearance.
+@overload
+def _keyed_groups(figures: NodeFigures, indices: Sequence[int]) -> dict[GroupKey, Group]: ...
+@overload
+def _keyed_groups(
+    figures: NodeFigures, indices: Sequence[int], most: int
+) -> dict[GroupKey, Group] | None: ...
+def _keyed_groups(
+    figures: NodeFigures, indices: Sequence[int], most: int | None = None
+) -> dict[GroupKey, Group] | None:
+    """The groups of the nodes in ``indices``, by key, in order of first appearance;
+    None where there are more than ``most`` (found before any total is summed).
 
     Each node gets a group number first, then every total is a pass over those numbers.
     """
@@ -156,6 +174,8 @@ def _keyed_groups(figures: NodeFigures, indices: Sequence[int]) -> dict[GroupKey
     )
     numbers: dict[GroupKey, int] = {}
     ids = [numbers.setdefault(key, len(numbers)) for key in keys]
+    if most is not None and len(numbers) > most:
+        return None
     first_index = dict(zip(reversed(ids), reversed(indices), strict=True))
     groups = []
     for (name, annotation, _), number in numbers.items():
