@@ -15,6 +15,7 @@ from torchscan_tui.analysis import groups
 from torchscan_tui.analysis.aggregate import aggregate_events
 from torchscan_tui.analysis.groups import Group, merged
 from torchscan_tui.analysis.profiler_events import RawEvent
+from torchscan_tui.common import forked
 from torchscan_tui.common.forked import Forked, can_fork
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import dumps_report
@@ -115,12 +116,18 @@ def test_a_big_trace_s_report_is_the_same_with_its_groups_summed_beside(monkeypa
     assert dumps_report(beside) == dumps_report(in_line)
 
 
-def test_below_the_threshold_or_unasked_the_groups_are_summed_in_line(monkeypatch):
+def test_below_the_threshold_unasked_or_on_one_core_the_groups_are_summed_in_one_pass(
+    monkeypatch,
+):
+    """On one core no child runs beside: the halves would be summed here one after the
+    other, and merged, for nothing."""
     made_in = _summed_in(monkeypatch)
     columns = _columns(DATA / "mtia_inference.json.gz")
     aggregate_events(columns, split=True)  # 14k events: under SPLIT_FROM
     monkeypatch.setattr(groups, "SPLIT_FROM", 1)
     aggregate_events(columns)
+    monkeypatch.setattr(forked, "cores", lambda: 1)
+    aggregate_events(columns, split=True)
     assert made_in == []
 
 

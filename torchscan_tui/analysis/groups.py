@@ -25,7 +25,7 @@ from typing import overload
 from torchscan_tui.analysis.activities import RUNTIME
 from torchscan_tui.analysis.profiler_events import MEMORY_EVENT_NAME, OUT_OF_MEMORY_EVENT_NAME
 from torchscan_tui.analysis.records import RowKind
-from torchscan_tui.common.forked import Forked, patience
+from torchscan_tui.common.forked import Forked, can_fork, patience
 
 KIND_OPERATOR: RowKind = "operator"
 KIND_RUNTIME: RowKind = "runtime"
@@ -110,9 +110,10 @@ def row_kind(name: str, annotation: bool, linked_id: int, activity_cls: str) -> 
 def group_nodes(figures: NodeFigures, indices: Sequence[int], split: bool = False) -> list[Group]:
     """The groups of the nodes in ``indices`` (in order of first appearance).
 
-    ``split``: from :data:`SPLIT_FROM` nodes, the later half is summed in a forked child
-    (see the module); a child that fails is made up for here, with the same groups."""
-    if not split or len(indices) < SPLIT_FROM:
+    ``split``: from :data:`SPLIT_FROM` nodes, where a child can run beside this process,
+    the later half is summed in a forked child (see the module); a child that fails is
+    made up for here, with the same groups."""
+    if not split or len(indices) < SPLIT_FROM or not can_fork():
         return list(_keyed_groups(figures, indices).values())
     half = len(indices) // 2
     later_indices = indices[half:]
