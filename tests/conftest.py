@@ -52,6 +52,28 @@ def trace_in_pieces(tmp_path, monkeypatch) -> Path:
 
 
 @pytest.fixture
+def small_pieces(monkeypatch) -> None:
+    """Pieces of 16 KiB, read 4 KiB at a time: every test trace is read in tens to
+    hundreds of them (formats/trace/stream.py)."""
+    from torchscan_tui.formats import jsonio
+    from torchscan_tui.formats.trace import stream
+
+    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
+    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
+    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
+
+
+@pytest.fixture
+def split_any_size(monkeypatch, small_pieces) -> None:
+    """Every plain trace file is split in two halves (formats/trace/halves.py), each
+    read in several small pieces."""
+    from torchscan_tui.formats.trace import halves
+
+    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
+    monkeypatch.setattr(halves, "STREAM_CHUNK", 4 << 10)  # each half's reads
+
+
+@pytest.fixture
 def python() -> str:
     return sys.executable
 

@@ -20,7 +20,6 @@ from proc_helpers import children
 from stacked_trace import write_stacked_memory_trace
 
 from torchscan_tui.common.forked import can_fork
-from torchscan_tui.formats import jsonio
 from torchscan_tui.formats.jsonio import file_chunks, open_regular
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, dumps_report
@@ -41,16 +40,6 @@ REAL_TRACES = [
     "cpu_trace.json",
     "backward_thread.json",
 ]
-
-
-@pytest.fixture
-def split_any_size(monkeypatch):
-    """Every trace is split, in pieces small enough that each half is read in several."""
-    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)  # the first chunk's read
-    monkeypatch.setattr(halves, "STREAM_CHUNK", 4 << 10)  # each half's reads
-    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
-    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
 
 
 def _plain(name: str, folder: Path) -> Path:

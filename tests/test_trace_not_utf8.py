@@ -12,11 +12,10 @@ from pathlib import Path
 import pytest
 
 from torchscan_tui.common.forked import can_fork
-from torchscan_tui.formats import jsonio
 from torchscan_tui.formats.jsonio import open_regular
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import ReportError, dumps_report, read_file
-from torchscan_tui.formats.trace import halves, stream
+from torchscan_tui.formats.trace import stream
 from torchscan_tui.formats.trace.decode import decode_trace
 from torchscan_tui.formats.trace.halves import read_in_halves
 from torchscan_tui.formats.trace.reader import report_from_trace
@@ -66,11 +65,8 @@ def test_the_stdlib_refuses_it_and_a_whole_read_takes_it_as_u_fffd(tmp_path):
     assert _report(whole) == _report(report_from_trace(decode_trace(read_file(str(good))), "x"))
 
 
-def test_read_a_piece_at_a_time_and_gzipped_it_is_the_same(tmp_path, monkeypatch):
+def test_read_a_piece_at_a_time_and_gzipped_it_is_the_same(tmp_path, monkeypatch, small_pieces):
     bad, good = _traces(tmp_path)
-    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
-    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
-    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
     pieces: list[int] = []
     original = stream.stream_trace
     monkeypatch.setattr(
@@ -88,12 +84,8 @@ def test_read_a_piece_at_a_time_and_gzipped_it_is_the_same(tmp_path, monkeypatch
 
 
 @pytest.mark.skipif(not can_fork(), reason="a second process: Linux, two cores")
-def test_read_in_two_halves_it_is_the_same(tmp_path, monkeypatch):
+def test_read_in_two_halves_it_is_the_same(tmp_path, split_any_size):
     bad, good = _traces(tmp_path)
-    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    monkeypatch.setattr(halves, "STREAM_CHUNK", 4 << 10)
-    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
-    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
     with open_regular(str(bad)) as raw:
         split = read_in_halves(raw.fileno(), str(bad))
     assert split is not None and split.second_half_pid != os.getpid()

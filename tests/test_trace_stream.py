@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from stacked_trace import write_stacked_memory_trace
 
-from torchscan_tui.formats import jsonio, opening
+from torchscan_tui.formats import opening
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import read_file, save_report
 from torchscan_tui.formats.trace import stream
@@ -44,15 +44,6 @@ def _whole(path: Path) -> dict:
 
 def _canonical(report: dict) -> str:
     return json.dumps(report, sort_keys=True, default=str)
-
-
-@pytest.fixture
-def small_pieces(monkeypatch):
-    """Pieces of 16 KiB, read 4 KiB at a time: every test trace is read in tens to
-    hundreds of them."""
-    monkeypatch.setattr(jsonio, "STREAM_CHUNK", 4 << 10)
-    monkeypatch.setattr(stream, "BATCH_BYTES", 16 << 10)
-    monkeypatch.setattr(stream, "BOUNDARY_WINDOW", 4 << 10)
 
 
 @pytest.mark.parametrize("name", REAL_TRACES)
