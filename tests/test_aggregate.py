@@ -256,6 +256,33 @@ def test_kernels_count_as_device_self_time_of_their_launching_op_mock_gpu():
     assert aggregation.device_event_count == 2
 
 
+def test_kernels_and_runtime_calls_find_their_ops_by_link_each_on_its_own_mock_gpu():
+    """The ops a kernel and a runtime call link to are looked up by their own links: the
+    kernel's launch is not in the profile (its op is found by its link alone), and the
+    runtime call, on a thread of its own, links to another op (moved onto its thread)."""
+    events = [
+        _event("aten::mm", "CPU", 0, 100, corr=7),
+        _event("aten::add", "CPU", 200, 300, corr=11),
+        _event(
+            "cudaLaunchKernel",
+            "CPU",
+            210,
+            230,
+            corr=12,
+            linked=11,
+            thread=99,
+            activity_type="cuda_runtime",
+        ),  # fmt: skip
+        _event(
+            "gemm_kernel", "CUDA", 400, 460, corr=13, linked=7, thread=5, activity_type="kernel"
+        ),  # fmt: skip
+    ]
+    rows = {g.operator: g for g in aggregate_events(events).groups}
+    assert rows["aten::mm"].device_self_ns == 60  # by the kernel's link: no launch seen
+    assert rows["aten::add"].cpu_self_ns == 80  # the runtime call is its child now
+    assert rows["aten::add"].device_self_ns == 0
+
+
 def test_only_child_with_the_parents_name_is_folded_like_torch():
     events = [
         _event("aten::linear", "CPU", 0, 100, corr=1),
