@@ -7,6 +7,7 @@ they feed hand-built CUDA-shaped events (named *_mock_gpu) through the same grou
 from __future__ import annotations
 
 import enum
+import random
 import threading
 import types
 
@@ -14,7 +15,7 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-from torchscan_tui.analysis.aggregate import aggregate_events
+from torchscan_tui.analysis.aggregate import aggregate_events, time_order
 from torchscan_tui.analysis.profiler_events import RawEvent
 from torchscan_tui.worker.profiling import extract_raw_events
 
@@ -281,6 +282,19 @@ def test_kernels_and_runtime_calls_find_their_ops_by_link_each_on_its_own_mock_g
     assert rows["aten::mm"].device_self_ns == 60  # by the kernel's link: no launch seen
     assert rows["aten::add"].cpu_self_ns == 80  # the runtime call is its child now
     assert rows["aten::add"].device_self_ns == 0
+
+
+@pytest.mark.parametrize("epoch", [0, 1_700_000_000_000_000_000])
+def test_the_time_order_is_two_stable_sorts_order(epoch):
+    """By start, the latest end first, then node order: what torch's sort by (start,
+    -end) and two stable sorts give, with many equal starts and ends (random, seeded)."""
+    rng = random.Random(31)
+    for count in (0, 1, 2, 7, 3000):
+        starts = [epoch + rng.randint(0, 40) for _ in range(count)]
+        ends = [start + rng.randint(0, 15) for start in starts]
+        by_end = sorted(range(count), key=ends.__getitem__, reverse=True)
+        expected = sorted(by_end, key=starts.__getitem__)
+        assert list(time_order(starts, ends)) == expected
 
 
 def test_only_child_with_the_parents_name_is_folded_like_torch():
