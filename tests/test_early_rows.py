@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import re
 import threading
 from collections import Counter
 from pathlib import Path
@@ -16,7 +18,7 @@ from torchscan_tui.formats import opening
 from torchscan_tui.formats.early_rows import EarlyRows, ReadingStopped
 from torchscan_tui.formats.opening import open_profile, open_profile_paged, opens_in_app
 from torchscan_tui.formats.report import save_report
-from torchscan_tui.formats.trace import stream
+from torchscan_tui.formats.trace import halves, stream
 from torchscan_tui.run.events import (
     PhaseChanged,
     ProfileMeta,
@@ -95,6 +97,46 @@ def test_the_parts_rows_are_those_of_a_trace_of_its_events_alone(trace, tmp_path
     assert handed[0]["operators"] == open_profile(alone)[0]["operators"]
 
 
+@pytest.fixture
+def splits(monkeypatch) -> list:
+    """Every trace file is read in halves (formats/trace/halves.py); each read's
+    SplitRead (None where it was not split) is recorded here."""
+    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
+    monkeypatch.setattr(halves, "STREAM_CHUNK", 32 << 10)
+    recorded: list = []
+    read_in_halves = halves.read_in_halves
+
+    def recording(*args, **kwargs):
+        recorded.append(read_in_halves(*args, **kwargs))
+        return recorded[-1]
+
+    monkeypatch.setattr(halves, "read_in_halves", recording)
+    return recorded
+
+
+def test_a_trace_read_in_halves_hands_over_its_first_halfs_part(trace, splits):
+    """The app reads a big trace as the command does, its second half in a child
+    (formats/trace/halves.py): the part handed over comes from the first half, its share
+    said of the whole file, and the whole report is one reader's."""
+    handed: list[dict] = []
+    early = EarlyRows(str(trace), handed.append, after_s=0.0)
+    opened = open_profile_paged(trace, first_page=None, early=early)
+
+    (split,) = splits
+    assert split is not None and split.second_half_pid != os.getpid(), "read by a child"
+    assert len(handed) == 1
+    whole = opened.report
+    assert _canonical(whole) == _canonical(open_profile(trace, fork=False)[0])
+    # Shares of the file, not of the half: the first half ends near the middle (1.0
+    # were it of the half), and the part was handed over after its first pieces.
+    assert 0.45 < early.read_share < 0.55
+    said = re.search(r"\((\d+)% of the file read\)", handed[0]["diagnostics"][0]["message"])
+    assert said is not None and 0 < int(said.group(1)) <= 25
+    part_calls, whole_calls = _calls(handed[0]), _calls(whole)
+    assert 0 < sum(part_calls.values()) < sum(whole_calls.values())
+    assert all(calls <= whole_calls[key] for key, calls in part_calls.items())
+
+
 def test_nothing_is_handed_over_before_its_time_or_late_in_the_file(trace):
     handed: list[dict] = []
     open_profile_paged(trace, first_page=None, early=EarlyRows(str(trace), handed.append))
@@ -144,6 +186,20 @@ def test_the_source_sends_the_parts_rows_then_the_whole_reports(trace):
     finally:
         source.cleanup()
     assert not end.trace.open, "closed when the app leaves"
+
+
+def test_the_app_reads_a_big_trace_on_two_cores_as_the_command_does(trace, splits):
+    """The source (the app's reading) splits the file and makes the summaries beside the
+    grouping, as ``--json`` does: the same report, the second half read by a child."""
+    source = TraceSource(str(trace), early_after_s=0.0)
+    try:
+        events = _events_of(source)
+    finally:
+        source.cleanup()
+    (split,) = splits
+    assert split is not None and split.second_half_pid != os.getpid()
+    whole = [event for event in events if isinstance(event, RowsReplaced)][-1]
+    assert whole.rows == open_profile(trace, fork=False)[0]["operators"]
 
 
 def test_the_source_says_what_is_wrong_with_a_file_that_is_no_trace(tmp_path):

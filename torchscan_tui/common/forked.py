@@ -10,7 +10,9 @@ fails in any way (the call raised, the child was killed, the result would not pi
 :meth:`Forked.result` makes the call in this process instead: its caller gets the value
 or the exception an in-line call gives, with its traceback. The child never returns into
 the caller's code, writes nothing to the terminal, and ends with ``os._exit`` (no
-``atexit``, no Textual teardown of the terminal it shares).
+``atexit``, no Textual teardown of the terminal it shares). It dies with its parent: the
+app quit while it reads a trace on a thread of its own (a daemon, not waited for) leaves
+no child computing for nobody.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Generic, TypeVar, cast
 T = TypeVar("T")
 
 READ_BYTES = 1 << 20
+PR_SET_PDEATHSIG = 1  # linux/prctl.h: the signal a process gets when its parent dies
 # How long a child is waited for: the caller's own time on its part, several times over
 # (the child's part takes less), and never under half a minute (a loaded machine).
 PATIENCE_S, PATIENCE_RATIO = 30.0, 4.0
@@ -51,6 +54,33 @@ def can_fork() -> bool:
     """Whether a forked child can run beside this process here: Linux (fork is unsafe
     with macOS's system libraries) and a second core."""
     return sys.platform.startswith("linux") and hasattr(os, "fork") and cores() >= 2
+
+
+_prctl: Callable[..., int] | None = None
+
+
+def _death_signal_setter() -> Callable[..., int] | None:
+    """libc's ``prctl``, found in the parent before it forks (the child imports and
+    loads nothing: another thread may hold a lock at the fork); None where there is
+    none (a libc without it)."""
+    global _prctl
+    if _prctl is None:
+        try:
+            import ctypes
+
+            _prctl = ctypes.CDLL(None, use_errno=True).prctl
+        except (OSError, AttributeError):
+            return None
+    return _prctl
+
+
+def _die_with(parent: int, prctl: Callable[..., int] | None) -> None:
+    """In the child: be killed when ``parent`` dies (Linux's parent-death signal), or
+    exit now if it died before the signal was set."""
+    if prctl is not None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
 
 
 class Forked(Generic[T]):
@@ -86,6 +116,7 @@ class Forked(Generic[T]):
         self.cancel()
 
     def _start(self) -> None:
+        prctl, parent = _death_signal_setter(), os.getpid()
         read, write = os.pipe()
         # No Ctrl-C from the fork until the child is recorded: a KeyboardInterrupt in
         # between would leave a child nobody knows to stop. One held back is raised as
@@ -99,6 +130,7 @@ class Forked(Generic[T]):
                 warnings.simplefilter("ignore", DeprecationWarning)
                 pid = os.fork()
             if pid == 0:
+                _die_with(parent, prctl)
                 signal.pthread_sigmask(signal.SIG_SETMASK, mask)
                 os.close(read)
                 self._child(write)

@@ -67,8 +67,9 @@ class EarlyRows:
         self.hand_over = hand_over
         self.after_s = after_s
         self.clock = clock
-        self.read_share = 0.0
+        self.read_share = 0.0  # of the file, read into the part handed over
         self.handed_over = False
+        self._share = 1.0  # of the file, the reading heard spans (see consume)
         self._stopped = threading.Event()
 
     def stop(self) -> None:
@@ -83,15 +84,19 @@ class EarlyRows:
             if self._stopped.is_set():
                 raise ReadingStopped(self.source)
             if stage == "reading":
-                self.read_share = fraction
+                self.read_share = fraction * self._share
             progress(stage, fraction)
 
         return heard
 
-    def consume(self, reader: ColumnReader) -> Callable[[list], None]:
+    def consume(self, reader: ColumnReader, share: float = 1.0) -> Callable[[list], None]:
         """The reader's ``add``, handing the part read over when it is time. (A stop is
-        heard by :meth:`listen`: the reading says how far it is at every chunk read.)"""
+        heard by :meth:`listen`: the reading says how far it is at every chunk read.)
+        ``share``: the reading covers the file's first ``share`` (its first half, read
+        here while a child reads the rest: formats/trace/halves.py), so the share said
+        of the part is of the file, not of that half."""
         due = self.clock() + self.after_s
+        self._share = share
 
         def add(batch: list) -> None:
             reader.add(batch)

@@ -209,9 +209,10 @@ def _streamed_trace(
     its first bytes, before the trace machinery is imported) and for a file that is not
     such a trace or fails anywhere: read whole, it is opened, repaired or refused (with
     the message naming the fix) as before. ``early`` watches the reading (see
-    :func:`open_profile_paged`); its ReadingStopped goes through. With ``fork`` and no
-    ``early``, a big file's second half is read in a forked child at the same time
-    (:mod:`~torchscan_tui.formats.trace.halves`), from the same open file."""
+    :func:`open_profile_paged`); its ReadingStopped goes through. With ``fork``, a big
+    file's second half is read in a forked child at the same time
+    (:mod:`~torchscan_tui.formats.trace.halves`), from the same open file (``early``
+    then watches the first half's reading)."""
     try:
         raw = open_regular(source)
     except OSError:
@@ -229,9 +230,7 @@ def _streamed_trace(
 
         map_large_blocks()  # each piece's pages given back as it is let go
         try:
-            halves = (
-                read_in_halves(raw.fileno(), source, progress) if fork and early is None else None
-            )
+            halves = read_in_halves(raw.fileno(), source, progress, early) if fork else None
             if halves is not None:
                 header, columns = halves.header, halves.columns
             else:

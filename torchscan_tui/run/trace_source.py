@@ -106,11 +106,12 @@ class TraceSource:
 
         try:
             with gc_paused():
-                # Grouped in line, the summaries too: this process holds Textual and the
-                # first part's rows, and with a child making the summaries beside the
-                # grouping a 1M-event trace's open peaked at 0.98-1.03x the file's size
-                # (issue 31 asks <= 1x; in line 0.85x). The command forks (0.88-0.91x).
-                opened = open_profile_paged(self.path, progress, None, True, early, fork=False)
+                # On both cores, as the command reads: the second half read in a child,
+                # the summaries made in one beside the grouping. A 1M-event trace's rows
+                # all came in ~9-10 s in line here, ~6 s so (docs/performance.md). Its
+                # peak with the children was 0.98-1.03x the file's size until the
+                # grouping's map of op ids held only the linked ops (issue 31 asks <= 1x).
+                opened = open_profile_paged(self.path, progress, None, True, early)
         except ReadingStopped:
             return
         except BaseException as exc:  # noqa: BLE001 - handed to run(), which says it

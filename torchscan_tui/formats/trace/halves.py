@@ -25,7 +25,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from torchscan_tui.common.forked import Forked, can_fork, patience
 from torchscan_tui.formats.jsonio import STREAM_CHUNK, Progress, no_progress
@@ -39,6 +39,9 @@ from torchscan_tui.formats.trace.stream import (
     stream_tail,
     trace_header,
 )
+
+if TYPE_CHECKING:
+    from torchscan_tui.formats.early_rows import EarlyRows
 
 # From this size a second process is worth its start (a fork, the columns pickled back:
 # ~0.15 s in all) and its memory; the app's in-app size (formats/opening.py), ~1.5 s.
@@ -77,14 +80,18 @@ def read_tail(descriptor: int, start: int, source: str) -> TailRead:
 
 
 def read_in_halves(
-    descriptor: int, source: str, progress: Progress = no_progress
+    descriptor: int,
+    source: str,
+    progress: Progress = no_progress,
+    early: EarlyRows | None = None,
 ) -> SplitRead | None:
     """The trace file ``source``, open as ``descriptor`` (read at offsets, never by its
     name again), read with its halves in two processes (see the module). None where it
     is not split (under :data:`SPLIT_FROM_BYTES`, compressed, no second core, no event
     start near the middle, or one that proves not to be): the caller reads it in one
     process. Raises what streaming it in one process raises (NotStreamable,
-    ReportError, OSError)."""
+    ReportError, OSError). ``early``: the first half's reading hands the rows of its
+    part over (:mod:`~torchscan_tui.formats.early_rows`), as one reader's would."""
     if source.endswith(".gz") or not can_fork():
         return None
     size = os.fstat(descriptor).st_size
@@ -99,7 +106,8 @@ def read_in_halves(
     with Forked(partial(read_tail, descriptor, start, source)) as tail:
         head = range_chunks(descriptor, 0, end, progress)
         try:
-            prefix = stream_head(head, reader.add, count)
+            add = reader.add if early is None else early.consume(reader, share=end / size)
+            prefix = stream_head(head, add, count)
         except NotAnEventEnd:
             return None
         rest = tail.result(timeout=patience(time.monotonic() - began))
