@@ -108,9 +108,10 @@ class TraceSource:
             with gc_paused():
                 # On both cores, as the command reads: the second half read in a child,
                 # the summaries made in one beside the grouping. A 1M-event trace's rows
-                # all came in ~9-10 s in line here, ~6 s so (docs/performance.md). Its
-                # peak with the children was 0.98-1.03x the file's size until the
-                # grouping's map of op ids held only the linked ops (issue 31 asks <= 1x).
+                # all came 10-11 s after the start in line here, 6.4-7.4 s so. Its peak
+                # with the children was 0.98-1.03x the file's size until the grouping's
+                # own peak came down (the op-id map, the sort): 0.85-0.96x now, where
+                # issue 31 asks <= 1x (docs/performance.md, the fourteenth stop).
                 opened = open_profile_paged(self.path, progress, None, True, early)
         except ReadingStopped:
             return
