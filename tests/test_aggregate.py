@@ -273,10 +273,10 @@ def test_kernels_and_runtime_calls_find_their_ops_by_link_each_on_its_own_mock_g
             linked=11,
             thread=99,
             activity_type="cuda_runtime",
-        ),  # fmt: skip
+        ),
         _event(
             "gemm_kernel", "CUDA", 400, 460, corr=13, linked=7, thread=5, activity_type="kernel"
-        ),  # fmt: skip
+        ),
     ]
     rows = {g.operator: g for g in aggregate_events(events).groups}
     assert rows["aten::mm"].device_self_ns == 60  # by the kernel's link: no launch seen
