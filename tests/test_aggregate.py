@@ -284,6 +284,28 @@ def test_kernels_and_runtime_calls_find_their_ops_by_link_each_on_its_own_mock_g
     assert rows["aten::add"].device_self_ns == 0
 
 
+def test_a_runtime_call_on_a_thread_with_ops_stays_there_mock_gpu():
+    """Only a runtime call on a thread without ops moves to its op's thread (live, torch
+    numbers op threads apart): one on a thread of ops stays, whatever op it links to."""
+    events = [
+        _event("aten::mm", "CPU", 0, 100, corr=7, thread=1),
+        _event("aten::add", "CPU", 0, 100, corr=11, thread=2),
+        _event(
+            "cudaLaunchKernel",
+            "CPU",
+            10,
+            30,
+            corr=12,
+            linked=11,
+            thread=1,
+            activity_type="cuda_runtime",
+        ),
+    ]
+    rows = {g.operator: g for g in aggregate_events(events).groups}
+    assert rows["aten::mm"].cpu_self_ns == 80  # its child: the call stayed on thread 1
+    assert rows["aten::add"].cpu_self_ns == 100
+
+
 @pytest.mark.parametrize("epoch", [0, 1_700_000_000_000_000_000])
 def test_the_time_order_is_two_stable_sorts_order(epoch):
     """By start, the latest end first, then node order: what torch's sort by (start,

@@ -29,7 +29,7 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import MutableSequence, Sequence
 from dataclasses import dataclass, field
-from itertools import compress, islice, repeat
+from itertools import compress, repeat
 from operator import and_, le, lshift, or_, sub
 
 from torchscan_tui.analysis.activities import (
@@ -386,27 +386,45 @@ def _op_ids(
 ) -> tuple[dict[int, int], set[int]]:
     """Each CPU op's correlation id (``External id``) to its node, for the ops that
     runtime calls and device events link to (what :func:`place_runtime_calls` and
-    :func:`attribute_device_work` look up), and the threads of every op with an id (the
-    events' nodes: the memory records added after them have none). A GPU trace's ops
-    mostly launch nothing: a map of every op's id was ~100 bytes an op at the grouping's
-    peak (43 MiB of a 1M-event trace's). Masks and maps in C: no loop in Python."""
+    :func:`attribute_device_work` look up), and which of the runtime calls' threads hold
+    an op with an id (the only threads :func:`place_runtime_calls` asks about). The
+    events' nodes only: the memory records added after them have no id.
+
+    A GPU trace's ops mostly launch nothing: a map of every op's id was ~100 bytes an op
+    at the grouping's peak (43 MiB of a 1M-event trace's). The events whose id is linked
+    are found in C, and only they are looked at in Python."""
     events = len(correlation_ids)
-    links, classes = nodes.links, nodes.classes
-    is_op = bytes(
-        map(
-            and_,
-            map(and_, islice(nodes.synchronous_cpu, events), map(CPU_OP.__eq__, classes)),
-            map(bool, correlation_ids),
-        )
-    )
-    op_threads = set(compress(nodes.threads, is_op))
+    links, classes, synchronous = nodes.links, nodes.classes, nodes.synchronous_cpu
     linked = set(map(links.__getitem__, runtime_calls))
     linked.update(compress(links, map(DEVICE_WORK.__eq__, classes)))
     linked.discard(0)
-    wanted = bytes(map(and_, is_op, map(linked.__contains__, correlation_ids)))
-    # The last op of an id wins, as in a dict built in order.
-    ids = zip(compress(correlation_ids, wanted), compress(range(events), wanted), strict=True)
-    return dict(ids), op_threads
+    candidates = compress(range(events), map(linked.__contains__, correlation_ids))
+    # In order: the last op of an id wins, as in a dict built over every op.
+    op_ids = {
+        correlation_ids[index]: index
+        for index in candidates
+        if synchronous[index] and classes[index] == CPU_OP
+    }
+    return op_ids, _threads_with_ops(nodes, correlation_ids, runtime_calls)
+
+
+def _threads_with_ops(
+    nodes: _Nodes, correlation_ids: Sequence[int], runtime_calls: Sequence[int]
+) -> set[int]:
+    """The runtime calls' threads that hold a CPU op with a correlation id: a handful of
+    threads, each looked for in C until its first such op (a trace's runtime calls share
+    their ops' threads, found at once; live, torch numbers op threads apart)."""
+    threads, classes, synchronous = nodes.threads, nodes.classes, nodes.synchronous_cpu
+    events = len(correlation_ids)
+    found: set[int] = set()
+    for thread in set(map(threads.__getitem__, runtime_calls)):
+        on_thread = compress(range(events), map(thread.__eq__, threads))
+        if any(
+            synchronous[index] and classes[index] == CPU_OP and correlation_ids[index]
+            for index in on_thread
+        ):
+            found.add(thread)
+    return found
 
 
 def _unattributed_groups(attribution: Attribution) -> list[Group]:
