@@ -98,11 +98,9 @@ def test_the_parts_rows_are_those_of_a_trace_of_its_events_alone(trace, tmp_path
 
 
 @pytest.fixture
-def splits(monkeypatch) -> list:
+def splits(monkeypatch, split_any_size) -> list:
     """Every trace file is read in halves (formats/trace/halves.py); each read's
     SplitRead (None where it was not split) is recorded here."""
-    monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    monkeypatch.setattr(halves, "STREAM_CHUNK", 32 << 10)
     recorded: list = []
     read_in_halves = halves.read_in_halves
 
