@@ -1,7 +1,10 @@
 """``torchscan-tui``: arguments to a headless run (``--json``) or to the app.
 
 This module imports neither torch nor textual at import time: the headless path needs
-neither in this process, and the app is imported only when it is launched.
+neither in this process, and the app is imported only when it is launched. The headless
+runner (:mod:`~torchscan_tui.cli.headless`: a workload's session, ``--compare``) is
+imported only by the branches that use it: a report's or a trace's first painted row
+waits for every import on its way.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from torchscan_tui.cli.arguments import (
     build_parser,
@@ -17,13 +21,10 @@ from torchscan_tui.cli.arguments import (
     protect_dash_paths,
     torchrun_options,
 )
-from torchscan_tui.cli.headless import (
-    convert_profile,
+from torchscan_tui.cli.open_progress import (
     ctrl_c_interrupts,
     open_ranks_with_progress,
     open_with_progress,
-    run_compare,
-    run_headless,
 )
 from torchscan_tui.cli.output import (
     EXIT_CANCELLED,
@@ -39,8 +40,10 @@ from torchscan_tui.formats.report import (
 )
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.script_args import split_script_args
-from torchscan_tui.run.sources import RunSource
 from torchscan_tui.run.trace_source import TraceSource
+
+if TYPE_CHECKING:
+    from torchscan_tui.run.sources import RunSource
 
 
 def pick_trace(folder: str) -> str | None:
@@ -89,6 +92,8 @@ def _command(argv: Sequence[str] | None) -> int:
     ours, script_args = split_script_args(sys.argv[1:] if argv is None else argv)
     options = parser.parse_args(protect_dash_paths(ours))
     if options.compare is not None:
+        from torchscan_tui.cli.headless import run_compare
+
         started()
         return run_compare(
             options.compare, options.json, options.force, options.fail_on_regression, options.by
@@ -105,6 +110,8 @@ def _command(argv: Sequence[str] | None) -> int:
         return fail("--row-limit must be at least 1")
     if script.endswith((".json", ".json.gz")) or os.path.isdir(script):
         if options.json is not None:
+            from torchscan_tui.cli.headless import convert_profile
+
             started()
             return convert_profile(script, options.json, options.force)
         shown = has_terminal()
@@ -154,6 +161,8 @@ def _command(argv: Sequence[str] | None) -> int:
         torchrun_options=torchrun_options(options),
     )
     if options.json is not None:
+        from torchscan_tui.cli.headless import run_headless
+
         started()
         return run_headless(config, options.json, options.force, options.timeout)
     if options.timeout is not None:

@@ -6,13 +6,11 @@ Imports neither torch nor textual: the headless path needs neither in this proce
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 import threading
 from collections import deque
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import replace
 
 from torchscan_tui.analysis.compare import compare_reports, gate, text_table, unusable_after
@@ -21,6 +19,7 @@ from torchscan_tui.analysis.diagnostics import DEVICE_UNAVAILABLE_CODES
 from torchscan_tui.analysis.memory_timeline import device_peak_words, memory_lines
 from torchscan_tui.analysis.records import Row
 from torchscan_tui.analysis.step_summary import peak_scope, step_line, unprofiled_line
+from torchscan_tui.cli.open_progress import ctrl_c_interrupts, open_with_progress
 from torchscan_tui.cli.output import (
     EXIT_CANCELLED,
     EXIT_OK,
@@ -31,22 +30,19 @@ from torchscan_tui.cli.output import (
     has_terminal,
     say,
 )
-from torchscan_tui.cli.progress_line import ProgressLine, RunProgress
+from torchscan_tui.cli.progress_line import RunProgress
 from torchscan_tui.common.formatting import describe_row, format_bytes, format_seconds
-from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
 from torchscan_tui.formats.atomic import (
     DestinationExists,
     ExportError,
     check_destination,
     write_text_atomically,
 )
-from torchscan_tui.formats.opening import Opened, open_profile_paged
 from torchscan_tui.formats.report import (
     ReportError,
     dumps_report,
     save_report,
 )
-from torchscan_tui.formats.report_pages import PendingRows
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
     Event,
@@ -197,29 +193,6 @@ def run_headless(
     return EXIT_OK
 
 
-class Interrupted(KeyboardInterrupt):
-    """Ctrl-C during a conversion. Not KeyboardInterrupt itself: CPython notes one that
-    reaches code run by ``exec`` of a string (a dataclass or namedtuple being made, as
-    a module imported mid-read defines them) and, though it is caught, ends the process
-    by SIGINT on exit (status -2, not our 130)."""
-
-
-def _interrupt(signum: int, frame: object) -> None:
-    raise Interrupted
-
-
-@contextmanager
-def ctrl_c_interrupts() -> Iterator[None]:
-    """For its span, Ctrl-C raises :class:`Interrupted`: a big trace's open takes
-    seconds, and the command ends it in one line, not a traceback. Only around work of
-    ours, never around the app (it takes Ctrl-C as a key, a SIGINT from outside its way)."""
-    previous = signal.signal(signal.SIGINT, _interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-
-
 def convert_profile(path: str, json_path: str, force: bool) -> int:
     """Headless conversion: a trace (or report) in, the report with all its rows out."""
     try:
@@ -298,40 +271,3 @@ def run_compare(
             return EXIT_REGRESSION
         say(f"torchscan-tui: no regression over {percent:g}%", err=True)
     return EXIT_OK
-
-
-def open_with_progress(
-    path: str, first_page: int | None = None, keep_trace: bool = False
-) -> Opened:
-    """open_profile_paged, showing its progress on the terminal while it works.
-
-    The profile's hundreds of thousands of objects live as long as the app, so they are
-    frozen out of the cyclic collector (``gc.freeze``) before it resumes: otherwise its
-    next passes, the first one at once, would walk all of them again and again (0.2 s
-    each at 100k rows, and later as pauses in the UI).
-    """
-    if os.path.isdir(path):
-        ranked = open_ranks_with_progress(path)
-        if ranked is not None:
-            return ranked
-    with ProgressLine(os.path.basename(os.path.normpath(path))) as progress, gc_paused():
-        opened = open_profile_paged(path, progress, first_page, keep_trace)
-        freeze_long_lived()
-        return opened
-
-
-def open_ranks_with_progress(folder: str) -> Opened | None:
-    """A directory of one trace per rank as one session (see formats/ranks.py), saying
-    each rank as it is read; None when it is not one."""
-    # Here, not at the top: the cross-rank analysis is a few ms of every start.
-    from torchscan_tui.formats.ranks import open_rank_directory
-
-    with ProgressLine(os.path.basename(os.path.normpath(folder))) as progress:
-        opened = open_rank_directory(
-            folder, lambda done, of: progress(f"rank {done} of", done / of)
-        )
-    if opened is None:
-        return None
-    freeze_long_lived()
-    report, source = opened
-    return Opened(report, source, PendingRows())

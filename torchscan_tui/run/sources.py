@@ -12,7 +12,7 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from torchscan_tui.common.memory import map_large_blocks
 from torchscan_tui.formats.kept_trace import KeptTrace
@@ -31,7 +31,9 @@ from torchscan_tui.run.events import (
     RunFinished,
 )
 from torchscan_tui.run.protocol import ROW_BATCH
-from torchscan_tui.run.session import Session
+
+if TYPE_CHECKING:
+    from torchscan_tui.run.session import Session
 
 Emit = Callable[[Event], None]
 
@@ -80,6 +82,10 @@ class LiveSource:
         return []  # everything comes from the run
 
     def run(self, emit: Emit) -> None:
+        # Here, not at the top: a report or a trace opened in the app runs no session,
+        # and its first painted row waited ~40 ms for this module's imports.
+        from torchscan_tui.run.session import Session
+
         session = Session(self.config, emit)
         with self._lock:
             previous, self._session = self._session, session
