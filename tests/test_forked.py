@@ -141,7 +141,6 @@ def test_ctrl_c_as_the_child_starts_stops_and_reaps_it(monkeypatch):
 
 
 @needs_fork
-@needs_fork
 def test_a_child_dies_with_its_parent():
     """A parent killed outright takes its child with it: the app, quit while a daemon
     thread reads a trace with children beside it, leaves none computing for nobody."""
@@ -160,6 +159,7 @@ with Forked(lambda: time.sleep(60)) as child:
         assert gone_within([child], 5.0), "the child outlived its parent"
 
 
+@needs_fork
 def test_a_big_value_comes_back_whole():
     value = {"rows": [[index, str(index) * 3] for index in range(200_000)]}  # ~5 MiB pickled
     with Forked(lambda: value if os.getpid() != PARENT else None) as call:
