@@ -113,10 +113,15 @@ def startup_words(run: Mapping[str, Any] | None) -> str | None:
 
 
 def spread_text(row: Mapping[str, Any]) -> str | None:
-    """``median 1.2 ms a step, mean 1.3 ms (0.9-1.6 ms over 5 steps)``; None without."""
+    """``median 1.2 ms a step, mean 1.3 ms (0.9-1.6 ms over 5 steps)``; None without.
+
+    One profiled step (a ``workload()`` script's default) has no spread to show: its
+    median, mean, least and most are the one figure, said once."""
     spread = row.get(PER_STEP)
     if not isinstance(spread, Mapping):  # a dict, or a compact one (formats/compact_records.py)
         return None
+    if spread["steps"] == 1:
+        return f"{format_seconds(spread['median'])} in the one profiled step (no spread)"
     return (
         f"median {format_seconds(spread['median'])} a step, "
         f"mean {format_seconds(spread.get('mean'))} "
