@@ -3,6 +3,7 @@ with stacks; the detail pane's call sites; enter says why it cannot open an edit
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from textual.widgets import DataTable
 
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
-from torchscan_tui.ui.screens.by_line_screen import ByLineScreen
+from torchscan_tui.ui.screens.by_line_screen import ByLineScreen, shown_site
 from torchscan_tui.ui.widgets.detail_pane import DetailPane
 
 DATA = Path(__file__).parent.parent / "data"
@@ -122,3 +123,35 @@ async def test_keys_typed_in_one_burst_after_slash_are_the_line_filters_text():
         assert [line["site"] for line in screen.lines] == ["/p/gc.py(12): forward"]
         await pilot.press("slash")  # typed in the box, "/" is a character
         assert screen.words == "gc/"
+
+
+def test_a_line_shows_its_file_relative_to_the_folder_it_is_in_and_keeps_its_end():
+    """A live run's stacks name files by absolute path: the cell cut the path on the
+    right and lost the line's function (``…/convnet_train.py(28): w…``)."""
+    site = "/work/main/sample_workloads/convnet_train.py(28): workload"
+    assert shown_site(site, ["/work/main"]) == "sample_workloads/convnet_train.py(28): workload"
+    assert shown_site(site, ["/elsewhere", "/work/main/sample_workloads"]) == (
+        "convnet_train.py(28): workload"
+    )
+    assert shown_site(site, ["/work/mai"], width=80) == site  # a prefix of the text is no folder
+    deep = "/srv/jobs/2026/run-17/code/src/model/blocks/attention.py(140): forward"
+    shown = shown_site(deep, [], width=40)
+    assert len(shown) == 40 and shown.startswith("…")
+    assert shown.endswith("model/blocks/attention.py(140): forward")
+    assert shown_site("(other sites)", ["/work"]) == "(other sites)"
+    assert shown_site("train.py(7): <module>", ["/work"]) == "train.py(7): <module>"
+
+
+async def test_the_table_shows_the_short_site_and_the_filter_still_reads_the_whole_path():
+    app = _hosting([_row("aten::mm", f"{os.getcwd()}/deep/folder/model.py(12): forward", 0.3),
+                    _row("aten::add_", "/p/train.py(7): <module>", 0.1)])  # fmt: skip
+    async with app.run_test(size=(160, 30)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ByLineScreen)
+        screen.roots = [os.getcwd()]
+        screen._fill()
+        assert _first_cells(screen.query_one(DataTable))[0] == "deep/folder/model.py(12): forward"
+        await pilot.press("slash", *"folder")
+        await pilot.pause()
+        assert len(screen.lines) == 1

@@ -8,6 +8,7 @@ Every name is outside text: shown literally.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Input, Static
 
 from torchscan_tui.analysis.records import LineRow
-from torchscan_tui.analysis.sites import by_line, lines_matching, sorted_lines
+from torchscan_tui.analysis.sites import by_line, lines_matching, parse_site, sorted_lines
 from torchscan_tui.common.formatting import format_seconds
 from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
@@ -33,7 +34,34 @@ COLUMNS = (
     ("device self", 11),
     ("operators", 56),
 )
+SITE_WIDTH = COLUMNS[0][1]
 SHOWN_OPERATORS = 3
+
+
+def shown_site(site: str, roots: Sequence[str], width: int = SITE_WIDTH) -> str:
+    """``site`` as its cell shows it: its file relative to the first of ``roots`` that
+    holds it (a live run's stacks name files by absolute path), and, where that is still
+    wider than ``width``, cut from the left. What tells lines apart is the file's name,
+    the line and the function, at the end; the table cut its cells on the right
+    (``/work/main/sample_workloads/convnet_train.py(28): w…``)."""
+    parsed = parse_site(site)
+    if parsed is not None and os.path.isabs(parsed[0]):
+        file, line, function = parsed
+        for root in roots:
+            if root and os.path.isabs(root) and _holds(root, file):
+                site = f"{os.path.relpath(file, root)}({line}): {function}"
+                break
+    if len(site) > width:
+        site = "…" + site[len(site) - width + 1 :]
+    return site
+
+
+def _holds(root: str, file: str) -> bool:
+    """Whether the folder ``root`` holds ``file`` (both absolute; by their text)."""
+    try:
+        return os.path.commonpath([root, file]) == os.path.normpath(root)
+    except ValueError:  # one on another drive
+        return False
 
 
 def operators_text(line: LineRow) -> str:
@@ -98,7 +126,7 @@ class ByLineScreen(Screen[None]):
         table.clear()
         table.add_rows(
             [
-                literal(line["site"], one_line=True),
+                literal(shown_site(line["site"], self.roots), one_line=True),
                 Text(format_seconds(line["cpu_self_seconds"]), justify="right"),
                 Text(self._share(line), justify="right"),
                 Text(format_seconds(line["device_self_seconds"]), justify="right"),
