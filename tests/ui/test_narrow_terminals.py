@@ -107,3 +107,27 @@ async def test_a_wide_terminal_gives_the_shapes_what_the_names_do_not_need(wait)
         assert widths["operator"] == len(LONG)
         assert widths["shapes"] >= 2 * widths["operator"]
         assert "[[8, 64, 128], [8, 64, 128]" in line(app, 1)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (160, 40)])
+async def test_the_sampled_rss_curve_keeps_its_line_under_figures_that_wrap(wait, size):
+    """The figures' line said "below: RSS sampled from /proc" and, wrapped (a live run's
+    steps line; any run at 80 columns), filled the panel's height: the curve it named
+    was cut off. Now the curve has its line whatever the figures take, and says itself
+    what it is."""
+    steps = {"steps": 3, "median_seconds": 0.004559, "min_seconds": 0.003847,
+             "max_seconds": 0.005272, "startup_seconds": 2.4,
+             "torch_import_seconds": 1.3}  # fmt: skip
+    app = create_app(source=replay_source(run={"unprofiled_steps": steps}), show_clock=False)
+    async with app.run_test(size=size) as pilot:
+        await run(app, pilot, wait)
+        panel = app.main_screen.query_one("#rss-panel")
+        curve = app.main_screen.query_one("#rss-sparkline")
+        figures = app.main_screen.query_one("#rss-figures")
+        assert figures.region.height >= 2  # the steps line wraps at both widths
+        assert curve.display and curve.region.height == 1 and curve.region.width > 10
+        assert panel.content_region.contains_region(curve.region)
+        assert curve.region.y >= figures.region.bottom
+        span = str(app.main_screen.query_one("#rss-span").render())
+        assert "sampled from /proc (approximate)" in span
+        assert "below" not in str(figures.render())

@@ -30,6 +30,9 @@ RSS_EXPLANATION = (
 )
 
 
+CURVE_LABEL = "sampled from /proc (approximate)"
+
+
 @dataclass(frozen=True)
 class RssFigures:
     """What the panel shows: the kernel's figure (``rss``, None until the workload
@@ -85,8 +88,6 @@ def figures_text(figures: RssFigures, palette: Palette = ANSI) -> Text:
         text.append(f" · {figures.steps_line}")
     if figures.device_peak:
         text.append(f" · {figures.device_peak}", style=palette.memory)
-    if len(figures.samples) > 1:
-        text.append(" · below: RSS sampled from /proc (approximate)", style="dim")
     return text
 
 
@@ -120,6 +121,11 @@ class RssPanel(ThemedWidget, Vertical):
         span = Text(f" 0–{samples[-1][0]:.1f} s", style="dim")
         if figures.rss is None and figures.pending:  # the live figure, beside its curve
             span.append(f"  now {format_bytes(samples[-1][1])}", style=f"bold {palette.memory}")
+        elif figures.rss is not None:
+            # Beside the kernel's figure, the curve is told apart from it on its own
+            # line: said on the figures' line, this pushed that line to wrap, and the
+            # panel's height left no line for the curve it named.
+            span.append(f"  {CURVE_LABEL}", style="dim")
         self.query_one("#rss-span", Static).update(span)
         sparkline = self.query_one("#rss-sparkline", Sparkline)
         sparkline.data = [float(value) for _, value in samples]
