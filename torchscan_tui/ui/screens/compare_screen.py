@@ -1,9 +1,11 @@
 """``torchscan-tui --compare BEFORE AFTER``: one row per operator and shape, before vs
 after.
 
-Sorted by the size of the CPU self-time change (largest first, either way); rows found
-on one side only are marked ``new`` or ``gone``. ``o`` matches rows by operator alone
-(each side's shapes merged), and back: a model whose shapes changed still compares.
+Sorted by the CPU self-time change: the largest slowdown first, and ``d`` again the
+largest speedup first (the text table ``--compare`` prints lists the largest changes
+either way first: one list, no keys to flip it); rows found on one side only are
+marked ``new`` or ``gone``. ``o`` matches rows by operator alone (each side's shapes
+merged), and back: a model whose shapes changed still compares.
 Filter, selection and export work as on the profile screen (both are a
 :class:`~torchscan_tui.ui.screens.rows_screen.RowsScreen`).
 """
