@@ -11,7 +11,13 @@ from textual.widgets import Input
 from torchscan_tui.analysis.memory_timeline import Allocation, StepSpan, memory_block
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.export_dialog import ExportDialog
-from torchscan_tui.ui.screens.memory_screen import MemoryScreen, curve_text, draw_rss, step_marks
+from torchscan_tui.ui.screens.memory_screen import (
+    MemoryScreen,
+    curve_text,
+    draw_rss,
+    step_marks,
+    time_axis,
+)
 
 from .conftest import wait_for_run
 from .test_overview_screen import screen_text
@@ -70,8 +76,17 @@ def test_the_curve_puts_its_highest_block_at_the_peak():
 def test_the_peak_passs_rss_curve_has_its_axis():
     lines = draw_rss([[0.0, 100.0], [1.0, 300.0], [2.5, 200.0]], 60)
     assert lines[0].plain.startswith("process RSS over the peak pass")
-    assert "█" in lines[1].plain and lines[2].plain.endswith("2.5 s")
+    assert "█" in lines[1].plain and lines[2].plain.endswith("2.500 s")
+    assert len(lines[2].plain) == len(lines[1].plain)  # its end under the curve's end
     assert draw_rss([[0.0, 1.0]], 60) == []  # one sample is no curve
+
+
+def test_a_short_window_s_axis_and_peak_read_in_the_apps_units():
+    """A 107 ms step read "0.107 s" under its curve and "0.080 s into the window" where
+    the header and rows said 107.528 ms: one unit throughout, as format_seconds says."""
+    assert time_axis(0.107528, 40).plain == "0" + " " * 29 + "107.528 ms"
+    assert time_axis(2.5, 12).plain == "0    2.500 s"
+    assert time_axis(0.5, 4).plain == "0 500.000 ms"  # too narrow: still one space apart
 
 
 def test_step_boundaries_are_marked_under_the_curve_on_its_time_axis():

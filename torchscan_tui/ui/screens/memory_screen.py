@@ -16,7 +16,7 @@ from rich.text import Text
 from textual.binding import Binding
 
 from torchscan_tui.analysis.memory_timeline import memory_rows
-from torchscan_tui.common.formatting import MISSING, format_bytes, format_shapes
+from torchscan_tui.common.formatting import MISSING, format_bytes, format_seconds, format_shapes
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import ANSI, Palette, palette_of
 from torchscan_tui.ui.screens.dialog import DrawnDialog
@@ -48,9 +48,12 @@ def curve_text(timeline: Sequence[Sequence[float]], width: int, palette: Palette
     return text
 
 
-def time_axis(end: float, width: int, digits: int = 3) -> Text:
-    """``0 s`` under a curve's first cell and its last time under its end."""
-    return Text(f"0 s{' ' * max(width - 12, 1)}{end:.{digits}f} s", style="dim")
+def time_axis(end: float, width: int) -> Text:
+    """``0`` under a curve's first cell and its last time under its end, in the units
+    the rest of the app uses (a 107 ms step's window ends at ``107.528 ms``, not
+    ``0.108 s``)."""
+    label = format_seconds(end)
+    return Text(f"0{' ' * max(width - 1 - len(label), 1)}{label}", style="dim")
 
 
 def peak_marker(timeline: Sequence[Sequence[float]], peak_seconds: float, width: int) -> Text:
@@ -96,7 +99,7 @@ def draw_device(
         where.append(f"step {device['peak_step']}")
     if device.get("peak_operator"):
         where.append(f"in {device['peak_operator']}")
-    where.append(f"{device['peak_seconds']:.3f} s into the window")
+    where.append(f"{format_seconds(device['peak_seconds'])} into the window")
     about = Text("at " + ", ".join(where), style="dim")
     end = timeline[-1][0] if timeline else 0.0
     axis = time_axis(end, curve_width)
@@ -212,7 +215,7 @@ def draw_rss(samples: Sequence[Sequence[float]], width: int, palette: Palette = 
     heading.append(f"  sampled, {format_bytes(low)}-{format_bytes(high)}", style="dim")
     end = samples[-1][0]
     return [heading, curve_text(samples, curve_width, palette),
-            time_axis(end, curve_width, digits=1)]  # fmt: skip
+            time_axis(end, curve_width)]  # fmt: skip
 
 
 def draw_memory(
