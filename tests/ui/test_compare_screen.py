@@ -112,3 +112,15 @@ async def test_o_compares_by_operator_alone_and_back():
     plain = create_app(diff=rediff("shape"))  # no rediff: o is not offered
     async with plain.run_test(size=(120, 24)) as pilot:
         assert plain.main_screen.check_action("toggle_by_operator", ()) is False
+
+
+async def test_j_and_k_move_the_cursor_as_the_compare_help_says():
+    """Its help lists "↑ ↓ j k": k did nothing here (the profile's k opens the kernels,
+    so its table binds only j; the compare table has no kernel view to open)."""
+    app = create_app(diff=diff())
+    async with app.run_test(size=(120, 24)) as pilot:
+        table = app.main_screen.table
+        await pilot.press("j", "j")
+        assert table.cursor == 2
+        await pilot.press("k")
+        assert table.cursor == 1

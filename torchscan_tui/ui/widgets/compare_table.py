@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from textual.binding import Binding
+
 from torchscan_tui.analysis.compare import PRESENCE_MARKS, side_seconds
 from torchscan_tui.common.formatting import format_ratio, format_signed_seconds, shapes_text
 from torchscan_tui.common.text import neutralise_controls
@@ -38,7 +40,8 @@ COMPARE_DROP_ORDER = ("share", "calls", "device", "before", "after", "ratio", "p
 class CompareTable(OperatorTable, inherit_bindings=False):
     """Rows are compare rows (see :mod:`torchscan_tui.analysis.compare`); the bar is |CPU delta|."""
 
-    BINDINGS = MOVEMENT_BINDINGS
+    # k moves up here, as its help says: no kernel view to open (the profile's k).
+    BINDINGS = [*MOVEMENT_BINDINGS, Binding("k", "cursor(-1)", "Up", show=False)]
 
     TABLE_COLUMNS = COMPARE_COLUMNS
     TABLE_DROP_ORDER = COMPARE_DROP_ORDER
