@@ -7,7 +7,7 @@ from replay import make_row
 
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RunFinished
-from torchscan_tui.ui.action_rules import RULES, Facts, rule_for
+from torchscan_tui.ui.action_rules import NO_MEMORY, NO_RANKS, RULES, Facts, rule_for
 from torchscan_tui.ui.rank_selection import RankSelection
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.screen_figures import facts_of, heading_of, row_counts_of, share_of
@@ -48,6 +48,24 @@ def test_each_rule_says_when_its_action_applies_and_why_not():
     assert "is gone" in RULES["export_trace"].why_not(Facts(kept_trace="/tmp/x.json"))
     assert not RULES["toggle_log"].applies(reopened)
     assert RULES["toggle_log"].applies(Facts(log=True))
+
+
+def test_a_views_key_pressed_before_the_results_says_they_are_not_in_yet():
+    """A view's key pressed while the run goes on, or a big trace is read (seconds),
+    said nothing: it read as a key that does nothing. Now it says why, and once the
+    run is over, why the view is not there."""
+    reading = Facts(running=True, reading=True)
+    live = Facts(running=True, rerunnable=True)
+    assert RULES["overview"].why_not(reading) == (
+        "No step overview yet: the trace is still being read."
+    )
+    assert RULES["kernels"].why_not(live) == "No kernel view yet: the run's results are not in."
+    assert (
+        RULES["by_line"].why_not(reading) == "No source lines yet: the trace is still being read."
+    )
+    assert RULES["memory"].why_not(Facts()) == NO_MEMORY  # over: why there is none
+    assert RULES["ranks"].why_not(live) is None  # a run of one process has none to come
+    assert RULES["ranks"].why_not(Facts()) == NO_RANKS
 
 
 def test_what_the_widgets_show_is_the_states():

@@ -106,20 +106,34 @@ NO_STEPS = (
 )
 
 
-# By action, as the bindings name it (with its argument where one binding of several is
-# meant: sort('device')).
-def _view_rule(applies: Callable[[Facts], bool], why: str, key: str) -> Rule:
+def not_yet(view: str, facts: Facts) -> str:
+    """What a view's key says while the run or the reading goes on: its results may
+    still come (a key that said nothing there read as a key that does nothing; a big
+    trace is read for seconds)."""
+    if facts.reading:
+        return f"No {view} yet: the trace is still being read."
+    return f"No {view} yet: the run's results are not in."
+
+
+def _view_rule(applies: Callable[[Facts], bool], why: str, key: str, view: str | None) -> Rule:
     """A view over the run's results (kernels, ranks, steps, memory, source lines): it
-    applies when the run has what it shows; its key says why not once the run is over
-    (while it runs, the results may still come)."""
-    return Rule(applies, lambda facts: None if facts.running else why, title=key,
-                severity="information")  # fmt: skip
+    applies when the run has what it shows; its key says why not once the run is over,
+    and, while it runs, that the results may still come (``view`` None: nothing, where
+    they may well never come, as ranks for a run of one process)."""
+
+    def why_not(facts: Facts) -> str | None:
+        if not facts.running:
+            return why
+        return None if view is None else not_yet(view, facts)
+
+    return Rule(applies, why_not, title=key, severity="information")
 
 
 def _sites_rule(key: str) -> Rule:
     """An action over the rows' call sites (L, E): why not says where they would come from."""
     return Rule(lambda facts: facts.sites,
-                lambda facts: None if facts.running else _no_sites(facts),
+                lambda facts: not_yet("source lines", facts) if facts.running
+                else _no_sites(facts),
                 title=key, severity="information")  # fmt: skip
 
 
@@ -128,6 +142,8 @@ EARLY_ROWS_EXPORT = (
     "may reorder). Export them once it is read."
 )
 
+# By action, as the bindings name it (with its argument where one binding of several is
+# meant: sort('device')).
 RULES: dict[str, Rule] = {
     "cancel_run": Rule(lambda facts: facts.running and not facts.peak_pass),
     "stop_peak": Rule(lambda facts: facts.peak_pass),
@@ -150,11 +166,11 @@ RULES: dict[str, Rule] = {
         lambda facts: NO_DEVICE_TIME,
         title="Cannot sort by device time",
     ),
-    "kernels": _view_rule(lambda facts: facts.kernels, NO_KERNELS, "k"),
-    "ranks": _view_rule(lambda facts: facts.ranks, NO_RANKS, "R"),
-    "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o"),
-    "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M"),
-    "modules": _view_rule(lambda facts: facts.modules, NO_MODULES, "T"),
+    "kernels": _view_rule(lambda facts: facts.kernels, NO_KERNELS, "k", "kernel view"),
+    "ranks": _view_rule(lambda facts: facts.ranks, NO_RANKS, "R", None),
+    "overview": _view_rule(lambda facts: facts.steps, NO_STEPS, "o", "step overview"),
+    "memory": _view_rule(lambda facts: facts.memory, NO_MEMORY, "M", "allocator timeline"),
+    "modules": _view_rule(lambda facts: facts.modules, NO_MODULES, "T", "module tree"),
     "edit_site": _sites_rule("E"),
     "by_line": _sites_rule("L"),
     # A reopened file has no workload output to show.
