@@ -16,12 +16,13 @@ from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.screens.by_line_screen import ByLineScreen, shown_site
 from torchscan_tui.ui.widgets.detail_pane import DetailPane
+from torchscan_tui.ui.widgets.fitted_data_table import FittedDataTable
 
 DATA = Path(__file__).parent.parent / "data"
 
 
 def _first_cells(table: DataTable) -> list[str]:
-    cells = [table.get_row_at(0)[column] for column in range(5)]
+    cells = table.get_row_at(0)
     return [cell.plain if isinstance(cell, Text) else str(cell) for cell in cells]
 
 
@@ -155,3 +156,25 @@ async def test_the_table_shows_the_short_site_and_the_filter_still_reads_the_who
         await pilot.press("slash", *"folder")
         await pilot.pause()
         assert len(screen.lines) == 1
+
+
+async def test_the_line_columns_fit_a_narrow_terminal_and_the_site_keeps_its_end():
+    """The by-line columns' fixed widths summed to ~150 cells: at 80 columns the CPU
+    self time was off screen. Now the operators, then the share, give way, a CPU
+    profile's column of dashes gives its width to the others, and the site is cut to
+    its cell from the left."""
+    site = "/srv/jobs/run-17/code/src/model/blocks/attention.py(140): forward"
+    app = _hosting([_row("aten::mm", site, 0.3), _row("aten::add_", "/p/train.py(7): x", 0.1)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FittedDataTable)
+        assert "device" not in table.shown_keys()  # no line has device time
+        assert table.shown_keys()[:2] == ["site", "cpu"]
+        assert table.virtual_size.width <= table.size.width
+        first = _first_cells(table)
+        assert first[0].startswith("…") and first[0].endswith("attention.py(140): forward")
+        assert first[1] == "300.000 ms"
+        await pilot.resize_terminal(200, 24)
+        await pilot.pause()
+        assert table.shown_keys() == ["site", "cpu", "share", "operators"]
+        assert _first_cells(table)[0] == site  # room for all of it now

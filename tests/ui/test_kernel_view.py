@@ -7,13 +7,16 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
+from textual.app import App
 from textual.widgets import DataTable, Input
 
 from torchscan_tui.analysis.filtering import FilterError
 from torchscan_tui.analysis.kernel_view import filter_kernels, sort_kernels
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.screens.kernel_screen import COLUMNS as KERNEL_COLUMNS
 from torchscan_tui.ui.screens.kernel_screen import KernelScreen
+from torchscan_tui.ui.widgets.fitted_data_table import FittedDataTable
 
 DATA = Path(__file__).parent.parent / "data"
 
@@ -95,3 +98,41 @@ async def test_a_cpu_profile_offers_no_kernel_view(until):
         await pilot.press("k")
         await pilot.pause()
         assert not isinstance(app.screen, KernelScreen)
+
+
+def _kernel(name: str, total: float, calls: int) -> dict:
+    return {"kernel": name, "operator": "aten::cudnn_convolution_backward_input",
+            "activity": "kernel", "direction": None, "calls": calls, "total_seconds": total,
+            "mean_seconds": total / calls, "min_seconds": total / calls / 2,
+            "max_seconds": total / calls * 2}  # fmt: skip
+
+
+def _kernel_host(kernels: list[dict]) -> App:
+    class Host(App):
+        def on_mount(self) -> None:
+            self.push_screen(KernelScreen(kernels, "cuda, 2 kernels", lambda rows: None))
+
+    return Host()
+
+
+async def test_the_kernel_columns_fit_a_narrow_terminal_and_refit_when_it_is_resized():
+    """At 160 columns the kernel view's fixed widths filled the screen; narrower, the
+    figures it is sorted by were off to the right, behind a horizontal scroll. Now the
+    least needed figures go first (min, max, what, mean), never the sorted one, and the
+    names share what the figures leave."""
+    name = "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>(int, int)"
+    app = _kernel_host([_kernel(name, 0.080756, 162), _kernel("volta_sgemm_64x64_nt", 0.01, 9)])
+    async with app.run_test(size=(80, 20)) as pilot:
+        await pilot.pause()
+        table = app.screen.query_one(FittedDataTable)
+        assert table.shown_keys() == ["kernel", "operator", "calls", "total"]
+        assert table.virtual_size.width <= table.size.width  # nothing behind a scroll
+        assert _cells(table, 3)[0] == "80.756 ms"
+        await pilot.press("x")  # sorted by the longest call: that column stays
+        assert "max" in table.shown_keys()
+        await pilot.press("down")
+        await pilot.resize_terminal(200, 20)
+        await pilot.pause()
+        assert table.shown_keys() == [column.key for column in KERNEL_COLUMNS]
+        assert table.cursor_row == 1  # the row the cursor was on
+        assert name in _cells(table, 0)  # the whole name, with the room

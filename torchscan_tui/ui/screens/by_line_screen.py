@@ -26,15 +26,20 @@ from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import binding_commands
+from torchscan_tui.ui.widgets.fitted_data_table import FittedDataTable
+from torchscan_tui.ui.widgets.table_columns import Column
 
+# The line and its operators share the width the figures leave them; on a narrow
+# terminal the operators go before the figures (ui/widgets/fitted_data_table.py).
 COLUMNS = (
-    ("source line", 52),
-    ("CPU self", 11),
-    ("share", 7),
-    ("device self", 11),
-    ("operators", 56),
+    Column("site", "source line", 0, weight=1, min_width=30),
+    Column("cpu", "CPU self", 11),
+    Column("share", "share", 7),
+    Column("device", "device self", 11),
+    Column("operators", "operators", 0, weight=1, min_width=24),
 )
-SITE_WIDTH = COLUMNS[0][1]
+DROP_ORDER = ("operators", "share", "device")
+SITE_WIDTH = 52  # a site's cell on a 160-column terminal
 SHOWN_OPERATORS = 3
 
 
@@ -103,16 +108,17 @@ class ByLineScreen(Screen[None]):
         self.lines = self.every_line  # those the words match
         self.total = total  # every row's CPU self time: each line's share of it
         self.roots = list(roots)  # where a relative file is looked for
+        self.device_measured = any(
+            line["device_self_seconds"] is not None for line in self.every_line
+        )
         self.scope = scope  # which rows: "every row", "the filter ..."
 
     def compose(self) -> ComposeResult:
         yield Static(id="by-line-title")
         yield Input(placeholder="/ filter: words in the line's file, function or operators",
                     id="by-line-filter")  # fmt: skip
-        table: DataTable = DataTable(id="by-line-table", cursor_type="row", zebra_stripes=True)
-        for title, width in COLUMNS:
-            table.add_column(title, width=width)
-        yield table
+        yield FittedDataTable(COLUMNS, DROP_ORDER, id="by-line-table", cursor_type="row",
+                              zebra_stripes=True)  # fmt: skip
         yield Static(id="by-line-status")
         yield Footer()
 
@@ -122,17 +128,22 @@ class ByLineScreen(Screen[None]):
 
     def _fill(self) -> None:
         accent = palette_of(self.app).accent
-        table = self.query_one(DataTable)
-        table.clear()
-        table.add_rows(
-            [
-                literal(shown_site(line["site"], self.roots), one_line=True),
-                Text(format_seconds(line["cpu_self_seconds"]), justify="right"),
-                Text(self._share(line), justify="right"),
-                Text(format_seconds(line["device_self_seconds"]), justify="right"),
-                literal(operators_text(line), accent, one_line=True),
-            ]
-            for line in self.lines
+        self.query_one(FittedDataTable).show(
+            lambda widths: [
+                {
+                    "site": literal(
+                        shown_site(line["site"], self.roots, widths["site"]), one_line=True
+                    ),
+                    "cpu": Text(format_seconds(line["cpu_self_seconds"]), justify="right"),
+                    "share": Text(self._share(line), justify="right"),
+                    "device": Text(format_seconds(line["device_self_seconds"]), justify="right"),
+                    "operators": literal(operators_text(line), accent, one_line=True),
+                }
+                for line in self.lines
+            ],
+            keep=frozenset({"device" if self.by_device else "cpu"}),
+            # a profile without device time: its column of dashes gives its width away
+            hidden=frozenset() if self.device_measured else frozenset({"device"}),
         )
         title = Text(" Source lines ", style="bold reverse")
         title.append("  self time by the line of your code that led to it", style="bold")

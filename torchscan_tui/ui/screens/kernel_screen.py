@@ -26,12 +26,23 @@ from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import binding_commands
+from torchscan_tui.ui.widgets.fitted_data_table import FittedDataTable
+from torchscan_tui.ui.widgets.table_columns import Column
 
-# (title, width): long C++ kernel names are cut; the detail is in the export.
+# Long C++ kernel names are cut (the whole name is in the export); the names share the
+# width the figures leave them, and on a narrow terminal the figures least needed go
+# first, never the sorted one (ui/widgets/fitted_data_table.py).
 COLUMNS = (
-    ("kernel", 48), ("launched by", 30), ("what", 12), ("calls", 8),
-    ("total", 11), ("mean", 11), ("min", 11), ("max", 11),
-)  # fmt: skip
+    Column("kernel", "kernel", 0, weight=3, min_width=24),
+    Column("operator", "launched by", 0, weight=2, min_width=16),
+    Column("what", "what", 12),
+    Column("calls", "calls", 8),
+    Column("total", "total", 11),
+    Column("mean", "mean", 11),
+    Column("min", "min", 11),
+    Column("max", "max", 11),
+)
+DROP_ORDER = ("min", "max", "what", "mean", "calls")
 SORT_LABELS = {"total": "total", "calls": "calls", "mean": "mean", "max": "max"}
 
 ExportRows = Callable[[list[KernelRow]], None]
@@ -79,10 +90,8 @@ class KernelScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(id="kernel-title")
         yield Input(placeholder=FILTER_HINT, id="kernel-filter", restrict=NO_CONTROLS)
-        table: DataTable = DataTable(id="kernel-table", cursor_type="row", zebra_stripes=True)
-        for title, width in COLUMNS:
-            table.add_column(title, width=width)
-        yield table
+        yield FittedDataTable(COLUMNS, DROP_ORDER, id="kernel-table", cursor_type="row",
+                              zebra_stripes=True)  # fmt: skip
         yield Static(id="kernel-status")
         yield Footer()
 
@@ -97,21 +106,22 @@ class KernelScreen(Screen[None]):
         except FilterError as exc:
             problem = str(exc)
         rows = self.shown = self.view.visible_rows()
-        table = self.query_one(DataTable)
-        table.clear()
         accent = palette_of(self.app).accent
-        table.add_rows(
-            [
-                _literal(row["kernel"]),
-                _literal(row["operator"], accent),
-                _literal(_what(row), "dim"),
-                Text(format_count(row["calls"]), justify="right"),
-                Text(format_seconds(row["total_seconds"]), justify="right"),
-                Text(format_seconds(row["mean_seconds"]), justify="right"),
-                Text(format_seconds(row["min_seconds"]), justify="right"),
-                Text(format_seconds(row["max_seconds"]), justify="right"),
-            ]
-            for row in rows
+        self.query_one(FittedDataTable).show(
+            lambda _widths: [
+                {
+                    "kernel": _literal(row["kernel"]),
+                    "operator": _literal(row["operator"], accent),
+                    "what": _literal(_what(row), "dim"),
+                    "calls": Text(format_count(row["calls"]), justify="right"),
+                    "total": Text(format_seconds(row["total_seconds"]), justify="right"),
+                    "mean": Text(format_seconds(row["mean_seconds"]), justify="right"),
+                    "min": Text(format_seconds(row["min_seconds"]), justify="right"),
+                    "max": Text(format_seconds(row["max_seconds"]), justify="right"),
+                }
+                for row in rows
+            ],
+            keep=frozenset({self.view.sort.key}),
         )
         title = Text(" Kernels ", style="bold reverse")
         title.append(f"  {neutralise_controls(self.summary)}", style="bold")

@@ -116,6 +116,7 @@ def layout_columns(
     keep: frozenset[str] = frozenset(),
     hidden: frozenset[str] = frozenset(),
     names_width: int = 0,
+    padding: int = 0,
 ) -> tuple[tuple[Column, int], ...]:
     """Columns and widths that fit ``width`` cells, dropping the least needed first.
 
@@ -123,11 +124,13 @@ def layout_columns(
     dropped (the sorted one); ``hidden``: columns left out (the
     device column of a run without device time), their width going to the names;
     ``names_width``: the longest operator name (0: unknown): the operator column takes
-    no more than that, and the shapes the rest. Cached: every line of every repaint asks
-    for the same few layouts."""
+    no more than that, and the shapes the rest. ``padding``: cells each side of every
+    column (a ``DataTable``'s); 0, one cell between columns (the operator table's).
+    Cached: every line of every repaint asks for the same few layouts."""
     columns = [column for column in all_columns if column.key not in hidden]
     while True:
-        fixed = sum(column.width for column in columns) + len(columns) - 1
+        between = 2 * padding * len(columns) if padding else len(columns) - 1
+        fixed = sum(column.width for column in columns) + between
         flexible = [column for column in columns if column.width == 0]
         spare = width - fixed
         shown = {column.key: column for column in columns}
