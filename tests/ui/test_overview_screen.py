@@ -6,13 +6,14 @@ import html
 import re
 
 from replay import replay_source
+from rich.text import Text
 from textual.widgets import Static
 
 from torchscan_tui.analysis.profiler_events import EventColumns, RawEvent
 from torchscan_tui.analysis.step_model import find_steps
 from torchscan_tui.analysis.summaries import summaries
 from torchscan_tui.ui.app import create_app
-from torchscan_tui.ui.screens.overview_screen import OverviewScreen
+from torchscan_tui.ui.screens.overview_screen import OverviewScreen, draw_overview, legend_lines
 
 from .conftest import wait_for_run
 
@@ -77,3 +78,16 @@ async def test_o_says_the_start_up_the_window_never_sees(until):
         # a line of its own, not a line break drawn as \x0a (in tmux, 2026-12-02)
         title = str(app.screen.query_one("#chart-title", Static).render())
         assert "\\x0a" not in title and title.splitlines()[1].startswith("Before the steps")
+
+
+def test_the_legend_wraps_between_its_entries_never_inside_one():
+    """At 80 columns the legend wrapped by words: "N communication" ended one line and
+    its "0%" began the next."""
+    overview = _overview()
+    legend = [part for part in draw_overview(overview, 60).renderables if "kernels" in str(part)]
+    lines = str(legend[0]).split("\n")
+    assert len(lines) > 1 and all(len(line) <= 60 for line in lines)
+    entries = re.findall(r"[KCSNRDH·] [a-zA-Z() ]+? (?:\d+%|—)", str(legend[0]))
+    assert len(entries) == 8  # every entry whole, on one line
+    assert legend_lines([Text("a 1%"), Text("b 2%")], 9).plain == "a 1%\nb 2%"
+    assert legend_lines([Text("a 1%"), Text("b 2%")], 11).plain == "a 1%   b 2%"

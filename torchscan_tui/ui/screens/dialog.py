@@ -62,7 +62,10 @@ class DrawnDialog(Dialog[None]):
         self._redraw()
 
     def _redraw(self) -> None:
-        width = max(self.query_one("#chart-dialog").content_size.width, 40)
+        # The vertical scrollbar's cells kept free: a drawing taller than the dialog gets
+        # one, and a line drawn to the whole width then wrapped under it.
+        box = self.query_one("#chart-dialog")
+        width = max(box.content_size.width - box.styles.scrollbar_size_vertical, 40)
         self.query_one("#chart-body", Static).update(self.draw(width))
 
     def draw(self, width: int) -> RenderableType:

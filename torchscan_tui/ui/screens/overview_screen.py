@@ -48,6 +48,22 @@ def stacked_bar(step: Mapping[str, Any], longest: float, width: int) -> Text:
     return bar
 
 
+def legend_lines(entries: list[Text], width: int, gap: int = 3) -> Text:
+    """The entries in lines of at most ``width`` cells, each entry whole on one line:
+    wrapped by words, "N communication" and its "0%" were split across two lines."""
+    legend, used = Text(), 0
+    for entry in entries:
+        if used and used + gap + entry.cell_len > width:
+            legend.append("\n")
+            used = 0
+        elif used:
+            legend.append(" " * gap)
+            used += gap
+        legend.append_text(entry)
+        used += entry.cell_len
+    return legend
+
+
 def draw_overview(overview: Mapping[str, Any], width: int) -> RenderableType:
     """The steps as bars, the legend with the shares, where the steps came from, the
     device timeline's breakdown (HTA's) and the recommendations."""
@@ -63,13 +79,15 @@ def draw_overview(overview: Mapping[str, Any], width: int) -> RenderableType:
             format_seconds(step["seconds"]),
             stacked_bar(step, longest, max(width - BAR_RESERVE, 10)),
         )
-    legend = Text()
+    entries = []
     for name in CATEGORIES:
         share = (overview.get("shares") or {}).get(name)
-        legend.append(f"{MARKS[name]} ", style=f"bold {STYLES[name]}")
-        legend.append(f"{LABELS[name]} ")
-        legend.append("—" if share is None else f"{share:.0%}", style="bold")
-        legend.append("   ")
+        entry = Text()
+        entry.append(f"{MARKS[name]} ", style=f"bold {STYLES[name]}")
+        entry.append(f"{LABELS[name]} ")
+        entry.append("—" if share is None else f"{share:.0%}", style="bold")
+        entries.append(entry)
+    legend = legend_lines(entries, width)
     about = [Text(f"steps: {overview_source(overview)}", style="dim")]
     device = device_timeline_line(overview.get("device_timeline"))
     if device:
