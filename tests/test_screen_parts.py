@@ -6,11 +6,18 @@ from __future__ import annotations
 from replay import make_row
 
 from torchscan_tui.analysis.row_view import RowView
+from torchscan_tui.formats.report_schema import TRACE_SOURCE
 from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RunFinished
 from torchscan_tui.ui.action_rules import NO_MEMORY, NO_RANKS, RULES, Facts, rule_for
 from torchscan_tui.ui.rank_selection import RankSelection
 from torchscan_tui.ui.run_state import RunState
-from torchscan_tui.ui.screen_figures import facts_of, heading_of, row_counts_of, share_of
+from torchscan_tui.ui.screen_figures import (
+    facts_of,
+    heading_of,
+    row_counts_of,
+    rss_figures_of,
+    share_of,
+)
 
 CROSS = [make_row("aten::mm", [[2]], 3, 0.002)]
 PER_RANK = [
@@ -102,3 +109,20 @@ def test_while_a_trace_is_read_the_headers_figures_say_they_are_its_first_parts(
     state.apply(PhaseChanged("opened"))  # the whole trace's
     heading = heading_of(state, "big.json", "?", None, 0, None)
     assert heading.device == "cuda" and not heading.totals.startswith("first part")
+
+
+def test_a_trace_without_a_peak_says_a_trace_records_none_and_where_one_comes_from():
+    """A trace (or a report made of one) said "no RSS figure for this run or file": true,
+    but not why, nor what would give one."""
+    state = RunState()
+    state.apply(ProfileMeta({"context": {"device": "cuda", "source": TRACE_SOURCE},
+                             "diagnostics": []}))  # fmt: skip
+    state.apply(RunFinished("done", "ok", {"run": {"complete": True}}, True))
+    figures = rss_figures_of(state)
+    assert figures.rss is None and not figures.pending
+    assert figures.missing == (
+        "a profiler trace records no process RSS; run the script itself to measure it"
+    )
+    plain = RunState()
+    plain.apply(RunFinished("done", "ok", {"run": {"complete": True}}, True))
+    assert rss_figures_of(plain).missing == "no RSS figure for this run or file"

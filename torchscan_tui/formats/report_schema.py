@@ -44,6 +44,8 @@ from torchscan_tui.formats.row_memory import (
     shared_shapes,
 )
 
+TRACE_SOURCE = "chrome trace"  # context.source of a report made of a trace file
+
 
 class PeakRss(TypedDict, total=False):
     """The spec's ``process_peak_rss`` metric (``run/process.py`` builds it)."""
@@ -152,7 +154,7 @@ class Context(TypedDict, total=False):
     total_grouped_operators: int | None
     ranked_by: str
     torch_version: str | None
-    source: str
+    source: str  # TRACE_SOURCE for a report made of a trace file
     activities: list[str]
     events: int
     events_grouped: int

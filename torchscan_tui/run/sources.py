@@ -19,7 +19,7 @@ from torchscan_tui.formats.kept_trace import KeptTrace
 from torchscan_tui.formats.report import head_of, incomplete_run
 from torchscan_tui.formats.report_head import RowsUnreadable
 from torchscan_tui.formats.report_pages import PendingRows
-from torchscan_tui.formats.report_schema import Report, RunStatus
+from torchscan_tui.formats.report_schema import TRACE_SOURCE, Report, RunStatus
 from torchscan_tui.run.config import RunConfig
 from torchscan_tui.run.events import (
     Event,
@@ -148,7 +148,7 @@ def report_finished(
         rows = len(report.get("operators") or [])
     run = report.get("run") or {}
     complete = bool(run.get("complete", True))
-    from_trace = (report.get("context") or {}).get("source") == "chrome trace"
+    from_trace = (report.get("context") or {}).get("source") == TRACE_SOURCE
     message = f"{rows} rows from {'a trace' if from_trace else 'a saved report'}"
     note = run.get("note")
     if not complete and note:  # why the file's rows are incomplete

@@ -46,7 +46,7 @@ from torchscan_tui.formats.report import (
     incomplete_run,
     new_report,
 )
-from torchscan_tui.formats.report_schema import Context, Report, accept_rows
+from torchscan_tui.formats.report_schema import TRACE_SOURCE, Context, Report, accept_rows
 from torchscan_tui.formats.trace.allocations import trace_allocations
 from torchscan_tui.formats.trace.columns import (
     TraceColumns,
@@ -238,7 +238,7 @@ def report_from_columns(
             "total_grouped_operators": len(rows),
             "ranked_by": ranking,
             "torch_version": None,
-            "source": "chrome trace",
+            "source": TRACE_SOURCE,
             **_distributed(trace.distributed),
             "events": aggregation.event_count,
             "device_events": aggregation.device_event_count,
