@@ -6,7 +6,7 @@ from __future__ import annotations
 from replay import make_row
 
 from torchscan_tui.analysis.row_view import RowView
-from torchscan_tui.formats.report_schema import TRACE_SOURCE
+from torchscan_tui.formats.report_schema import RANK_TRACES_SOURCE, TRACE_SOURCE
 from torchscan_tui.run.events import PhaseChanged, ProfileMeta, RunFinished
 from torchscan_tui.ui.action_rules import NO_MEMORY, NO_RANKS, RULES, Facts, rule_for
 from torchscan_tui.ui.rank_selection import RankSelection
@@ -18,6 +18,7 @@ from torchscan_tui.ui.screen_figures import (
     rss_figures_of,
     share_of,
 )
+from torchscan_tui.ui.widgets.notes_line import notes_text
 
 CROSS = [make_row("aten::mm", [[2]], 3, 0.002)]
 PER_RANK = [
@@ -123,6 +124,30 @@ def test_a_trace_without_a_peak_says_a_trace_records_none_and_where_one_comes_fr
     assert figures.missing == (
         "a profiler trace records no process RSS; run the script itself to measure it"
     )
+    ranks = RunState()
+    ranks.apply(ProfileMeta({"context": {"device": "cpu", "source": RANK_TRACES_SOURCE},
+                             "diagnostics": []}))  # fmt: skip
+    ranks.apply(RunFinished("done", "ok", {"run": {"complete": True}}, True))
+    assert rss_figures_of(ranks).missing == figures.missing  # a folder of rank traces
     plain = RunState()
     plain.apply(RunFinished("done", "ok", {"run": {"complete": True}}, True))
     assert rss_figures_of(plain).missing == "no RSS figure for this run or file"
+
+
+def test_a_note_too_long_for_its_line_is_cut_where_it_says_where_the_rest_is():
+    """The warning line cut a long note at the terminal's edge, often the part the note
+    was for ("rows are sorted by how much ..."), with nothing saying there was more."""
+    note = ("cross_rank_rows", "4 ranks in one session: each row shows the median rank's "
+            "figures; rows are sorted by how much the ranks differ")  # fmt: skip
+    whole = notes_text((note,)).plain
+    assert (
+        whole == f" ⚠ cross_rank_rows: {note[1]}" and notes_text((note,), width=200).plain == whole
+    )
+    cut = notes_text((note,), width=80).plain
+    assert len(cut) == 80 and cut.endswith("… (all of it: enter on a row)")
+    assert cut.startswith(" ⚠ cross_rank_rows: 4 ranks in one session")
+    two = notes_text((note, ("other", "x")), width=80).plain
+    assert len(two) == 80 and two.endswith("… (all of it and 1 more: enter on a row)")
+    assert notes_text((note,), width=40).plain == whole  # no room to say it: cut at the edge
+    short = notes_text((("a", "b"), ("c", "d")), width=80).plain
+    assert short == " ⚠ a: b  (+1 more note: enter on a row)"

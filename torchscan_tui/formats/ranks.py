@@ -38,7 +38,7 @@ from torchscan_tui.analysis.records import RankSummary
 from torchscan_tui.common.forked import cores
 from torchscan_tui.formats.opening import open_profile, traces_in
 from torchscan_tui.formats.report import ReportError, new_report
-from torchscan_tui.formats.report_schema import Context, Report, RunStatus
+from torchscan_tui.formats.report_schema import RANK_TRACES_SOURCE, Context, Report, RunStatus
 
 RankReports = Mapping[int, tuple[str | os.PathLike, Report]]
 """Each rank's report and where it came from (a trace file, or a rank of this session)."""
@@ -207,7 +207,7 @@ def multi_rank_report(by_rank: RankReports) -> Report:
         "row_limit": None,
         "total_grouped_operators": len(rows),
         "ranked_by": "rank_spread",
-        "source": "rank traces",
+        "source": RANK_TRACES_SOURCE,
         "ranks": len(ranks),
         "world_size": info.get("world_size") or len(ranks),
         "backend": info.get("backend"),

@@ -45,6 +45,7 @@ from torchscan_tui.formats.row_memory import (
 )
 
 TRACE_SOURCE = "chrome trace"  # context.source of a report made of a trace file
+RANK_TRACES_SOURCE = "rank traces"  # ... and of one made of a folder of rank traces
 
 
 class PeakRss(TypedDict, total=False):

@@ -16,7 +16,7 @@ from torchscan_tui.analysis.memory_timeline import device_peak_words
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import peak_scope, unprofiled_line
-from torchscan_tui.formats.report_schema import TRACE_SOURCE
+from torchscan_tui.formats.report_schema import RANK_TRACES_SOURCE, TRACE_SOURCE
 from torchscan_tui.ui.action_rules import Facts
 from torchscan_tui.ui.run_state import RunState
 from torchscan_tui.ui.widgets.rss_panel import RssFigures
@@ -95,7 +95,7 @@ def _why_no_peak(state: RunState) -> str:
         return "cancelled during the profile, before the peak-RSS pass"
     if state.phase == "failed" and state.rss is None:
         return "the profile failed, so the peak-RSS pass did not run"
-    if state.context.get("source") == TRACE_SOURCE:
+    if state.context.get("source") in (TRACE_SOURCE, RANK_TRACES_SOURCE):
         return "a profiler trace records no process RSS; run the script itself to measure it"
     return "no RSS figure for this run or file"
 

@@ -17,8 +17,14 @@ from torchscan_tui.ui.palette import ANSI, Palette, ThemedWidget
 from torchscan_tui.ui.widgets.one_line import OneLine
 
 
-def notes_text(notes: tuple[tuple[str, str], ...], palette: Palette = ANSI) -> Text:
-    """``⚠ code: message  (+2 more notes: enter on a row)``; outside text shown literally."""
+def notes_text(
+    notes: tuple[tuple[str, str], ...], palette: Palette = ANSI, width: int | None = None
+) -> Text:
+    """``⚠ code: message  (+2 more notes: enter on a row)``; outside text shown literally.
+
+    ``width``: the line's; a first note too long for it is cut where it says so and
+    where the rest is (``… (all of it: enter on a row)``): cut at the edge, the part
+    lost was often what the note was for ("rows are sorted by how much ...")."""
     text = Text()
     if not notes:
         return text
@@ -28,12 +34,25 @@ def notes_text(notes: tuple[tuple[str, str], ...], palette: Palette = ANSI) -> T
     else:
         text.append(" ⚠ ", style=f"bold {palette.warning}")
     text.append(f"{neutralise_controls(code)}: ", style="bold")
-    text.append(neutralise_controls(message))
+    body = Text(neutralise_controls(message))
     more = len(notes) - 1
-    if more:
-        text.append(f"  (+{more} more note{'s' if more > 1 else ''}: enter on a row)",
-                    style="dim")  # fmt: skip
+    tail = f"  (+{more} more note{'s' if more > 1 else ''}: enter on a row)" if more else ""
+    if width is not None and text.cell_len + body.cell_len + len(tail) > width:
+        also = f" and {more} more" if more else ""
+        tail = f"… (all of it{also}: enter on a row)"
+        room = width - text.cell_len - len(tail)
+        if room >= MIN_SHOWN:
+            body.truncate(room)
+            body.rstrip()
+        else:  # too narrow to say it: the line is cut at its edge, as any line is
+            tail = ""
+    text.append_text(body)
+    if tail:
+        text.append(tail, style="dim")
     return text
+
+
+MIN_SHOWN = 20  # of a cut note's text, the least worth showing with where the rest is
 
 
 class NotesLine(ThemedWidget, OneLine):
@@ -44,9 +63,13 @@ class NotesLine(ThemedWidget, OneLine):
     def on_mount(self) -> None:
         self.follow_theme()
 
+    def on_resize(self) -> None:
+        self.redraw()
+
     def watch_notes(self, notes: tuple[tuple[str, str], ...]) -> None:
         self.display = bool(notes)
-        self.show_text(notes_text(notes, self.palette))
+        width = self.content_size.width or None
+        self.show_text(notes_text(notes, self.palette, width))
 
     def redraw(self) -> None:
         self.watch_notes(self.notes)
