@@ -161,7 +161,11 @@ def validate_report(data: object, source: str) -> Report:
             f"see it with: torchscan-tui --compare {runs}"
         )
     if not isinstance(data, dict) or data.get("schema") != SCHEMA_NAME:
-        raise ReportError(f'{source} is not a torchscan-tui report (no "schema": "{SCHEMA_NAME}")')
+        raise ReportError(
+            f'{source} is not a torchscan-tui report (no "schema": "{SCHEMA_NAME}") nor a '
+            "torch.profiler trace (no traceEvents): open a report written by --json or w, "
+            "or a trace from export_chrome_trace or tensorboard_trace_handler"
+        )
     version = data.get("schema_version")
     if not isinstance(version, int):
         raise ReportError(f"{source} has no integer schema_version: it is damaged")
