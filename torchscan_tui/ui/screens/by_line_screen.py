@@ -39,7 +39,7 @@ COLUMNS = (
     Column("operators", "operators", 0, weight=1, min_width=24),
 )
 DROP_ORDER = ("operators", "share", "device")
-SITE_WIDTH = 52  # a site's cell on a 160-column terminal
+SITE_WIDTH = 52  # where shown_site cuts when not given its cell's width
 SHOWN_OPERATORS = 3
 
 

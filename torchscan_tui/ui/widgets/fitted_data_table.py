@@ -42,12 +42,10 @@ class FittedDataTable(DataTable):
     def fitted_layout(self) -> tuple[tuple[Column, int], ...]:
         """The columns and widths for the table's width now (a vertical scrollbar's
         cells kept free: rows that come later may need one)."""
-        width = max(self.size.width - self.styles.scrollbar_size_vertical, 1)
-        if not self.size.width:  # not laid out yet: the screen's width
-            width = max(self.app.size.width - self.styles.scrollbar_size_vertical, 1)
-        padding = self.cell_padding
+        width = self.size.width or self.app.size.width  # not laid out yet: the screen's
+        width = max(width - self.styles.scrollbar_size_vertical, 1)
         return layout_columns(width, self.all_columns, self.drop_order, self.keep,
-                              self.hidden, padding=padding)  # fmt: skip
+                              self.hidden, padding=self.cell_padding)  # fmt: skip
 
     def show(
         self,
@@ -57,17 +55,16 @@ class FittedDataTable(DataTable):
     ) -> None:
         """Show the rows ``rows_for`` makes for the columns' widths, the cursor at the top."""
         self.keep, self.hidden, self._rows_for = keep, hidden, rows_for
-        self._draw(cursor_row=0)
+        self._draw(rows_for, cursor_row=0)
 
-    def _draw(self, cursor_row: int) -> None:
+    def _draw(self, rows_for: RowsFor, cursor_row: int) -> None:
         layout = self.fitted_layout()
         self.clear(columns=layout != self.columns_shown)
         if layout != self.columns_shown:
             self.columns_shown = layout
             for column, width in layout:
                 self.add_column(column.title, width=width, key=column.key)
-        assert self._rows_for is not None
-        rows = self._rows_for({column.key: width for column, width in layout})
+        rows = rows_for({column.key: width for column, width in layout})
         keys = [column.key for column, _ in layout]
         self.add_rows([cells[key] for key in keys] for cells in rows)
         if rows:
@@ -75,7 +72,7 @@ class FittedDataTable(DataTable):
 
     def on_resize(self, event: events.Resize) -> None:
         if self._rows_for is not None and self.fitted_layout() != self.columns_shown:
-            self._draw(cursor_row=self.cursor_row)
+            self._draw(self._rows_for, cursor_row=self.cursor_row)
 
     def shown_keys(self) -> list[str]:
         """The keys of the columns shown now, left to right."""
