@@ -132,3 +132,20 @@ async def test_a_jobs_rank_rows_stream_in_tagged_then_the_cross_rank_rows_replac
         await wait_for_run(pilot)
         assert [row["operator"] for row in screen.view.rows] == ["aten::mm", "gloo:all_reduce"]
         assert "rank 1 is 800% slower" in str(app.query_one("#run-header").render())
+
+
+async def test_a_row_every_rank_took_alike_names_no_slowest_rank():
+    """Where every rank took the same, the detail named one of them "slowest rank" (the
+    first of a tie): it now says every rank took the same."""
+    rows = [make_row("aten::mm", [[2]], 1, 0.004)]
+    session = multi_rank_report(
+        {rank: (Path(f"rank-{rank}.json"), new_report(operators=rows)) for rank in (0, 1)}
+    )
+    app = create_app(report=session, report_path="ranks/", show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait_for_run(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
+        assert "spread 0.0 µs, every rank the same (rank 0 4.000 ms, rank 1 4.000 ms)" in detail
+        assert "slowest rank" not in detail

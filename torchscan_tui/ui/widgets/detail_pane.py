@@ -126,11 +126,15 @@ class DetailPane(VerticalScroll):
                 f"rank {rank} {format_seconds(seconds)}"
                 for rank, seconds in (across.get("seconds") or {}).items()
             )
+            # No rank is the slowest where all took the same (a tie named one of them).
+            slowest = (
+                "every rank the same" if not across["spread"]
+                else f"slowest rank {across['slowest_rank']}"
+            )  # fmt: skip
             table.add_row(
                 "CPU self by rank",
                 f"median {format_seconds(across['median'])}, spread "
-                f"{format_seconds(across['spread'])}, slowest rank {across['slowest_rank']}"
-                f" ({per_rank})",
+                f"{format_seconds(across['spread'])}, {slowest} ({per_rank})",
             )
         _inclusive_figures(table, row, bool(context.get("flops_counted")))
         net = FIELDS["cpu_net_bytes"]
