@@ -23,7 +23,9 @@ from torchscan_tui.analysis.ranks import (
     straggler_line,
 )
 from torchscan_tui.formats.opening import open_profile
-from torchscan_tui.formats.ranks import open_rank_directory
+from torchscan_tui.formats.ranks import multi_rank_report, open_rank_directory
+from torchscan_tui.formats.report import new_report
+from torchscan_tui.ui.widgets.run_header import _ranks_line
 
 
 @pytest.fixture(scope="module")
@@ -128,6 +130,31 @@ def test_cross_rank_rows_count_a_rank_without_the_row_as_zero():
     line = straggler_line(straggler(summaries, rows))
     assert line.startswith("rank 1 is 500% slower than the other ranks' median in host compute")
     assert line.endswith("most in aten::mm [[2]]")  # a collective is waiting, not the cause
+
+
+def test_rows_of_equal_spread_come_by_cpu_self_time_as_a_ranks_own_rows_do():
+    """All spreads are 0 where one rank is in the session (a node's share of a job across
+    nodes) or the ranks ran alike: the rows then came in the order of their names
+    (``AddmmBackward0`` first). Now the most CPU self time first, then the name."""
+    rows = [
+        make_row("aten::add", [[2]], 1, 0.001),
+        make_row("aten::mm", [[2]], 1, 0.009),
+        make_row("Optimizer.step", [], 1, 0.004),
+        make_row("aten::addmm", [[2]], 1, 0.004),
+    ]
+    one = cross_rank_rows({1: rows})
+    assert [row["operator"] for row in one] == [
+        "aten::mm", "Optimizer.step", "aten::addmm", "aten::add"]  # fmt: skip
+    alike = cross_rank_rows({0: rows, 1: rows})
+    assert [row["operator"] for row in alike] == [row["operator"] for row in one]
+    report = multi_rank_report({1: ("rank-1.json", new_report(operators=rows))})
+    note = report["diagnostics"][0]["message"]
+    assert note.startswith("1 rank in this session: its rows, the most CPU self time first")
+
+
+def test_a_session_of_one_rank_says_1_rank_in_its_header():
+    assert _ranks_line({"ranks": 1}, None) == "1 rank"
+    assert _ranks_line({"ranks": 2, "straggler": "no straggler"}, None) == ("2 ranks: no straggler")
 
 
 @pytest.mark.slow
@@ -400,6 +427,11 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     assert summary["rank"] == 1 and summary["peak_rss"] > 50 * 2**20 and summary["operators"]
     (said,) = [n for n in other["diagnostics"] if n["code"] == "ranks_on_this_node_only"]
     assert "the session on the node of rank 0 shows every rank" in said["message"]
+    # first, so the warning line says it (it said the rows' note, "1 ranks in one ...")
+    assert [whole["diagnostics"][0]["code"], other["diagnostics"][0]["code"]] == [
+        "ranks_across_nodes", "ranks_on_this_node_only"]  # fmt: skip
+    assert [r["operator"] for r in other["operators"]][:1] == [  # most CPU self first
+        max(other["operators"], key=lambda r: r["cpu_self_seconds"])["operator"]]  # fmt: skip
     # the same rank's rows and peak, as its own node's session and rank 0's received them
     assert remote["operators"] == summary["operators"]
     assert remote["peak_rss"] == summary["peak_rss"]

@@ -99,7 +99,8 @@ def _median_of(found: Mapping[int, Mapping], ranks: Sequence[int], field: str) -
 
 
 def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
-    """One row per (operator, shapes, kind) over every rank, the widest spread first.
+    """One row per (operator, shapes, kind) over every rank, the widest spread first,
+    then the largest median CPU self time.
 
     Every field a rank's row has is kept: a figure of the field table
     (:data:`~torchscan_tui.analysis.fields.ROW_FIELDS`) as its ``across_ranks`` says (the
@@ -126,7 +127,11 @@ def cross_rank_rows(per_rank: Mapping[int, list[Row]]) -> list[Row]:
         merged.pop("rank", None)  # a live rank's tag: the row is every rank's now
         merged.pop("cpu_self_seconds_per_step", None)  # one rank's steps, not the median's
         rows.append(cast(Row, merged))
-    rows.sort(key=lambda row: (-row["ranks"]["spread"], row["operator"]))
+    # Among equal spreads (every row's where one rank is here, or ranks that ran alike),
+    # the most CPU self time first, as a rank's own rows: by name, a node's one rank
+    # of a job across nodes showed its rows in alphabetical order.
+    rows.sort(key=lambda row: (-row["ranks"]["spread"], -row["ranks"]["median"],
+                               row["operator"]))  # fmt: skip
     return rows
 
 

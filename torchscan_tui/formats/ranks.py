@@ -149,6 +149,22 @@ def check_one_job(folder: str | os.PathLike, by_rank: RankReports) -> None:
         )
 
 
+def _cross_rank_words(ranks: int) -> str:
+    """What the cross-rank rows are, for ``ranks`` ranks (one: a node's share of a job
+    across nodes, or a folder holding one rank's trace)."""
+    if ranks == 1:
+        return (
+            "1 rank in this session: its rows, the most CPU self time first (no other rank "
+            "to differ from). Its own rows are in the report's ranks block."
+        )
+    return (
+        f"{ranks} ranks in one session: each row shows the median rank's figures and, in "
+        "its detail, every rank's CPU self time; rows are sorted by how much the ranks "
+        "differ (max - min), then by CPU self time. Each rank's own rows are in the "
+        "report's ranks block."
+    )
+
+
 def multi_rank_report(by_rank: RankReports) -> Report:
     """One report for every rank: cross-rank rows and kernels, each rank's rows, kernels
     and summary (host and device sides), the straggler verdict."""
@@ -172,15 +188,7 @@ def multi_rank_report(by_rank: RankReports) -> Report:
     info = (first.get("context") or {}).get("distributed") or {}
     verdict = straggler(summaries, rows)
     evidence = collective_evidence(summaries)
-    notes = [
-        diag.make(
-            "cross_rank_rows",
-            f"{len(ranks)} ranks in one session: each row shows the median rank's figures "
-            "and, in its detail, every rank's CPU self time; rows are sorted by how much "
-            "the ranks differ (max - min). Each rank's own rows are in the report's ranks "
-            "block.",
-        )
-    ]
+    notes = [diag.make("cross_rank_rows", _cross_rank_words(len(ranks)))]
     cut = [r for r in ranks if not (by_rank[r][1].get("run") or {}).get("complete", True)]
     for rank in ranks:  # each rank's own notes (a trace cut short, say), named by rank
         notes += [

@@ -628,7 +628,9 @@ class Session:
         reports, problems = read_ranks(tail.every_channel, nproc, {})
         if reports:
             combined = multi_rank_report(reports)
-            combined["diagnostics"] += nodes_notes(
+            # First: on a node other than rank 0's, where the whole job's view is is what
+            # its warning line should say (it showed the rows' note, this one behind it).
+            combined["diagnostics"][:0] = nodes_notes(
                 self.config.torchrun_options, tail.local_channels, tail.remote_channels
             )
             head = head_of(combined)

@@ -102,6 +102,7 @@ def _ranks_line(context: Mapping[str, Any], shown: int | None) -> str:
             f"{ranks} ranks: each rank's rows as it sends them (r0, r1, ...), the "
             "cross-rank view once every rank is done"
         )
-    line = f"{ranks} ranks" if shown is None else f"rank {shown} of {ranks} (R: others)"
+    counted = f"{ranks} rank{'s' if ranks != 1 else ''}"  # a node's one rank of a job
+    line = counted if shown is None else f"rank {shown} of {ranks} (R: others)"
     straggler = context.get("straggler")
     return f"{line}: {straggler}" if straggler else line
