@@ -62,8 +62,9 @@ class RankScreen(Dialog[object]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chart-dialog", classes="dialog-box"):
-            yield Label(literal(f"{len(self.per_rank)} ranks: pick whose rows to show (enter)",
-                                "bold"))  # fmt: skip
+            count = len(self.per_rank)
+            yield Label(literal(f"{count} rank{'s' if count != 1 else ''}: pick whose rows "
+                                "to show (enter)", "bold"))  # fmt: skip
             for line in self.straggler:  # full width: the verdict wraps, never cut
                 yield Static(literal(line, palette_of(self.app).warning))
             options = [Option("all ranks: cross-rank rows, widest spread first", CROSS_RANK_ID)]
