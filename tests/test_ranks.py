@@ -422,7 +422,7 @@ def test_a_two_node_job_run_as_two_nodes_on_this_machine(tmp_path):
     local, remote = whole["ranks"]["per_rank"]
     assert local["peak_rss"] > 50 * 2**20 and remote["peak_rss"] > 50 * 2**20
     (said,) = [n for n in whole["diagnostics"] if n["code"] == "ranks_across_nodes"]
-    assert "the other nodes' ranks 1" in said["message"]
+    assert "the other nodes' rank 1" in said["message"]
     (summary,) = other["ranks"]["per_rank"]
     assert summary["rank"] == 1 and summary["peak_rss"] > 50 * 2**20 and summary["operators"]
     (said,) = [n for n in other["diagnostics"] if n["code"] == "ranks_on_this_node_only"]
@@ -514,3 +514,28 @@ def test_a_ranks_cut_trace_makes_the_session_incomplete_and_says_so(rank_traces,
                for note in report["diagnostics"])  # fmt: skip
     shown = torchscan(tmp_path)
     assert "incomplete: rank 1: " in shown.stdout
+
+
+def test_the_job_across_nodes_notes_name_one_rank_as_one():
+    """'this node's ranks 1' read wrong for a node running one rank of the job."""
+    from torchscan_tui.run.distributed import RankChannel, nodes_notes
+
+    def channels(*ranks):
+        made = []
+        for local, rank in enumerate(ranks):
+            channel = RankChannel(local)
+            channel.rank = rank
+            made.append(channel)
+        return made
+
+    options = ["--nnodes", "2"]
+    (other,) = nodes_notes(options, channels(1), [])
+    assert (
+        "this session shows this node's rank 1; the session on the node of rank 0"
+        in (other["message"])
+    )
+    (whole,) = nodes_notes(options, channels(0, 1), channels(2, 3))
+    assert "this node's ranks 0, 1 and the other nodes' ranks 2, 3, whose" in whole["message"]
+    (alone,) = nodes_notes(options, channels(0), [])
+    assert "this node's rank 0 and the other nodes' ranks (none arrived)" in alone["message"]
+    assert nodes_notes(["--nnodes", "1"], channels(0), []) == []

@@ -155,19 +155,22 @@ def nodes_notes(
     if 0 in mine:
         return [make(
             "ranks_across_nodes",
-            f"A job across nodes: this node's ranks {_listed(mine)} and the other nodes' "
-            f"ranks {_listed(theirs) if theirs else '(none arrived)'}, whose rows and peak "
+            f"A job across nodes: this node's {_ranks(mine)} and the other nodes' "
+            f"{_ranks(theirs) if theirs else 'ranks (none arrived)'}, whose rows and peak "
             "RSS (each measured on its own node) came over the job's own c10d store.",
         )]  # fmt: skip
     return [make(
         "ranks_on_this_node_only",
-        f"A job across nodes: this session shows this node's ranks {_listed(mine)}; the "
+        f"A job across nodes: this session shows this node's {_ranks(mine)}; the "
         "session on the node of rank 0 shows every rank of every node.",
     )]  # fmt: skip
 
 
-def _listed(ranks: Sequence[int]) -> str:
-    return ", ".join(map(str, ranks)) or "(none)"
+def _ranks(ranks: Sequence[int]) -> str:
+    """``rank 1``, ``ranks 0, 1``, ``ranks (none)``."""
+    return (
+        f"rank {ranks[0]}" if len(ranks) == 1 else f"ranks {', '.join(map(str, ranks)) or '(none)'}"
+    )
 
 
 def peak_and_step(text: bytes) -> tuple[int | None, int | None]:
