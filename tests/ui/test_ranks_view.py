@@ -149,3 +149,11 @@ async def test_a_row_every_rank_took_alike_names_no_slowest_rank():
         detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
         assert "spread 0.0 µs, every rank the same (rank 0 4.000 ms, rank 1 4.000 ms)" in detail
         assert "slowest rank" not in detail
+    one = multi_rank_report({1: (Path("rank-1.json"), new_report(operators=rows))})
+    app = create_app(report=one, report_path="ranks/", show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait_for_run(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
+        assert "spread 0.0 µs, one rank (rank 1 4.000 ms)" in detail

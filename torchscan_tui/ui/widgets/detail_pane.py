@@ -126,9 +126,11 @@ class DetailPane(VerticalScroll):
                 f"rank {rank} {format_seconds(seconds)}"
                 for rank, seconds in (across.get("seconds") or {}).items()
             )
-            # No rank is the slowest where all took the same (a tie named one of them).
+            # No rank is the slowest where all took the same (a tie named one of them),
+            # nor where there is one (a node's share of a job across nodes).
             slowest = (
-                "every rank the same" if not across["spread"]
+                "one rank" if len(across.get("seconds") or {}) == 1
+                else "every rank the same" if not across["spread"]
                 else f"slowest rank {across['slowest_rank']}"
             )  # fmt: skip
             table.add_row(
