@@ -134,6 +134,16 @@ async def test_a_jobs_rank_rows_stream_in_tagged_then_the_cross_rank_rows_replac
         assert "rank 1 is 800% slower" in str(app.query_one("#run-header").render())
 
 
+async def _first_rows_detail(session) -> str:
+    """The detail pane's text for the first row of ``session`` (enter on it)."""
+    app = create_app(report=session, report_path="ranks/", show_clock=False)
+    async with app.run_test(size=(220, 40)) as pilot:
+        await wait_for_run(pilot)
+        await pilot.press("enter")
+        await pilot.pause()
+        return str(app.query_one(DetailPane).query_one("#detail-body").render())
+
+
 async def test_a_row_every_rank_took_alike_names_no_slowest_rank():
     """Where every rank took the same, the detail named one of them "slowest rank" (the
     first of a tie): it now says every rank took the same."""
@@ -141,19 +151,8 @@ async def test_a_row_every_rank_took_alike_names_no_slowest_rank():
     session = multi_rank_report(
         {rank: (Path(f"rank-{rank}.json"), new_report(operators=rows)) for rank in (0, 1)}
     )
-    app = create_app(report=session, report_path="ranks/", show_clock=False)
-    async with app.run_test(size=(220, 40)) as pilot:
-        await wait_for_run(pilot)
-        await pilot.press("enter")
-        await pilot.pause()
-        detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
-        assert "spread 0.0 µs, every rank the same (rank 0 4.000 ms, rank 1 4.000 ms)" in detail
-        assert "slowest rank" not in detail
+    detail = await _first_rows_detail(session)
+    assert "spread 0.0 µs, every rank the same (rank 0 4.000 ms, rank 1 4.000 ms)" in detail
+    assert "slowest rank" not in detail
     one = multi_rank_report({1: (Path("rank-1.json"), new_report(operators=rows))})
-    app = create_app(report=one, report_path="ranks/", show_clock=False)
-    async with app.run_test(size=(220, 40)) as pilot:
-        await wait_for_run(pilot)
-        await pilot.press("enter")
-        await pilot.pause()
-        detail = str(app.query_one(DetailPane).query_one("#detail-body").render())
-        assert "spread 0.0 µs, one rank (rank 1 4.000 ms)" in detail
+    assert "spread 0.0 µs, one rank (rank 1 4.000 ms)" in await _first_rows_detail(one)
