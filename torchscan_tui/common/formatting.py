@@ -95,6 +95,11 @@ def format_count(value: int | None) -> str:
     return MISSING if value is None else f"{value:,}"
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 rank``, ``2 ranks``, ``1,200 calls``: a count with its noun, plural but for one."""
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 _SI_PREFIXES = (("P", 1e15), ("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3))
 
 

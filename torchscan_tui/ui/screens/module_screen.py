@@ -19,7 +19,7 @@ from textual.widgets import Footer, Static, Tree
 
 from torchscan_tui.analysis.records import ModuleNode, ModulesBlock
 from torchscan_tui.analysis.sites import parse_site
-from torchscan_tui.common.formatting import MISSING, format_seconds
+from torchscan_tui.common.formatting import MISSING, counted, format_seconds
 from torchscan_tui.ui.editor import open_in_editor
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import palette_of
@@ -41,7 +41,7 @@ def node_label(node: ModuleNode, accent: str = "cyan") -> Text:
         text.append(f" (own {format_seconds(own) if own is not None else MISSING})")
     calls = node["calls"]
     if calls is not None:
-        text.append(f"  {calls:,} call{'s' if calls != 1 else ''}/step", style="dim")
+        text.append(f"  {counted(calls, 'call')}/step", style="dim")
     return text
 
 

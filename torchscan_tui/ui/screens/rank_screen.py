@@ -19,7 +19,7 @@ from textual.widgets import Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from torchscan_tui.analysis.records import RankSummary
-from torchscan_tui.common.formatting import format_bytes, format_seconds
+from torchscan_tui.common.formatting import counted, format_bytes, format_seconds
 from torchscan_tui.ui.literal import literal
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.dialog import Dialog
@@ -62,9 +62,8 @@ class RankScreen(Dialog[object]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="chart-dialog", classes="dialog-box"):
-            count = len(self.per_rank)
-            yield Label(literal(f"{count} rank{'s' if count != 1 else ''}: pick whose rows "
-                                "to show (enter)", "bold"))  # fmt: skip
+            yield Label(literal(f"{counted(len(self.per_rank), 'rank')}: pick whose rows to "
+                                "show (enter)", "bold"))  # fmt: skip
             for line in self.straggler:  # full width: the verdict wraps, never cut
                 yield Static(literal(line, palette_of(self.app).warning))
             options = [Option("all ranks: cross-rank rows, widest spread first", CROSS_RANK_ID)]

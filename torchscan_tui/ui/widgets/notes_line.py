@@ -12,6 +12,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.reactive import reactive
 
+from torchscan_tui.common.formatting import counted
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.palette import ANSI, Palette, ThemedWidget
 from torchscan_tui.ui.widgets.one_line import OneLine
@@ -36,7 +37,7 @@ def notes_text(
     text.append(f"{neutralise_controls(code)}: ", style="bold")
     body = Text(neutralise_controls(message))
     more = len(notes) - 1
-    tail = f"  (+{more} more note{'s' if more > 1 else ''}: enter on a row)" if more else ""
+    tail = f"  (+{counted(more, 'more note')}: enter on a row)" if more else ""
     if width is not None and text.cell_len + body.cell_len + len(tail) > width:
         also = f" and {more} more" if more else ""
         tail = f"… (all of it{also}: enter on a row)"

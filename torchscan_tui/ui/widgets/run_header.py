@@ -11,7 +11,7 @@ from rich.text import Text
 from textual.reactive import reactive
 
 from torchscan_tui.analysis.step_summary import step_line
-from torchscan_tui.common.formatting import format_seconds
+from torchscan_tui.common.formatting import counted, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.run.phases import PHASE_WORDS
 from torchscan_tui.ui.palette import ANSI, Palette, ThemedWidget
@@ -102,7 +102,7 @@ def _ranks_line(context: Mapping[str, Any], shown: int | None) -> str:
             f"{ranks} ranks: each rank's rows as it sends them (r0, r1, ...), the "
             "cross-rank view once every rank is done"
         )
-    counted = f"{ranks} rank{'s' if ranks != 1 else ''}"  # a node's one rank of a job
-    line = counted if shown is None else f"rank {shown} of {ranks} (R: others)"
+    # one rank: a node's share of a job across nodes
+    line = counted(ranks, "rank") if shown is None else f"rank {shown} of {ranks} (R: others)"
     straggler = context.get("straggler")
     return f"{line}: {straggler}" if straggler else line
