@@ -39,8 +39,26 @@ def ctrl_c_interrupts() -> Iterator[None]:
     previous = signal.signal(signal.SIGINT, _interrupt)
     try:
         yield
+    except Exception as exc:
+        if _interrupted(exc):
+            raise Interrupted from exc
+        raise
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted(exc: BaseException) -> bool:
+    """Whether ``exc`` wraps our :class:`Interrupted`: Python 3.11 turns an exception
+    raised in a descriptor's ``__set_name__`` (a dataclass's field, while a module
+    imported mid-read defines one) into a RuntimeError, the signal's raise its cause."""
+    seen: set[int] = set()
+    inner: BaseException | None = exc
+    while inner is not None and id(inner) not in seen:
+        if isinstance(inner, Interrupted):
+            return True
+        seen.add(id(inner))
+        inner = inner.__cause__ or inner.__context__
+    return False
 
 
 def open_with_progress(
