@@ -4,14 +4,18 @@ its width to the names), and a footer of whole keys, the most used first."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from replay import make_row, replay_source, sample_rows
 
+from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.ui.app import create_app
 from torchscan_tui.ui.widgets.key_footer import KEY_PRIORITY
 from torchscan_tui.ui.widgets.run_header import RunHeader
 
 LONG = "aten::_native_multi_head_attention"  # 34 characters
+DATA = Path(__file__).parent.parent / "data"
 
 
 def header_line(app) -> str:
@@ -131,3 +135,17 @@ async def test_the_sampled_rss_curve_keeps_its_line_under_figures_that_wrap(wait
         span = str(app.main_screen.query_one("#rss-span").render())
         assert "sampled from /proc (approximate)" in span
         assert "below" not in str(figures.render())
+
+
+async def test_at_80_columns_the_header_says_where_the_run_is_before_the_device(until):
+    """A GPU trace's device words (~60 characters) came before the phase, and an
+    80-column header ended at "device cuda, 2.5 ms device time (98.2% attrib": no
+    "done", no failure, no spinner."""
+    report, source = open_profile(DATA / "alexnet_cuda.json.gz")
+    app = create_app(report=report, report_path=source, show_clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: bool(app.main_screen.view.rows))
+        await pilot.pause()
+        shown = app.query_one(RunHeader).render_line(0).text
+        assert "attributed to operators" in app.query_one(RunHeader).heading.device
+        assert "alexnet_cuda.json.gz  done" in shown and "device cuda" in shown, shown

@@ -1,4 +1,4 @@
-"""The top line: script, device, the phase of the run, elapsed time, a spinner, and the
+"""The top line: script, a spinner, the phase of the run, elapsed time, device, and the
 ranks, steps and self-time sums."""
 
 from __future__ import annotations
@@ -47,10 +47,12 @@ def totals_line(context: Mapping[str, Any], shown_rank: int | None = None) -> st
 
 
 def heading_text(heading: Heading, palette: Palette = ANSI) -> Text:
+    """Where the run is comes first after its name: at 80 columns a trace's device
+    words ("cuda, 603.558 ms device time (100.0% attributed to operators)") had pushed
+    "done", a failure, or the spinner off the line."""
     text = Text()
     text.append(" torchscan-tui ", style="bold reverse")
-    text.append(f" {neutralise_controls(heading.title)}", style="bold")
-    text.append(f"  device {neutralise_controls(heading.device)}  ", style="dim")
+    text.append(f" {neutralise_controls(heading.title)}  ", style="bold")
     phase = heading.phase
     label = heading.phase_label or PHASE_WORDS.get(phase, phase)
     if heading.running:
@@ -61,6 +63,7 @@ def heading_text(heading: Heading, palette: Palette = ANSI) -> Text:
         text.append(label, style=f"bold {getattr(palette, PHASE_ROLES.get(phase, 'accent'))}")
     if heading.elapsed is not None:
         text.append(f"  {heading.elapsed:.1f} s", style="dim")
+    text.append(f"  device {neutralise_controls(heading.device)}", style="dim")
     if heading.totals:
         text.append(f"  {heading.totals}", style="dim")
     return text
