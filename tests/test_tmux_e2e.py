@@ -63,7 +63,7 @@ def test_launch_filter_select_export_csv_and_quit(terminal, tmp_path):
     terminal.keys("-l", str(out))
     terminal.wait_for(out.name)
     terminal.keys("Enter")
-    terminal.wait_for("Wrote 1 row(s)")
+    terminal.wait_for("Wrote 1 row to")
     rows = list(csv.DictReader(out.open()))
     assert [row["operator"] for row in rows] == ["aten::mm"]
     assert rows[0]["input_shapes"] == "[[8, 16], [16, 64]]"

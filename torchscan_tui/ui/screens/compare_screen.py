@@ -24,7 +24,7 @@ from torchscan_tui.analysis.compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
 from torchscan_tui.analysis.sorting import Sort
-from torchscan_tui.common.formatting import format_bytes, format_seconds
+from torchscan_tui.common.formatting import counted, format_bytes, format_seconds
 from torchscan_tui.common.text import neutralise_controls
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import (
@@ -163,9 +163,9 @@ class CompareScreen(RowsScreen):
         self.ask_to_export_rows(
             "Export compare rows",
             "torchscan-compare.csv",
-            f"Exports {len(rows)} compare row(s): .csv, .json or .md.",
+            f"Exports {counted(len(rows), 'compare row')}: .csv, .json or .md.",
             rows,
-            f"{len(rows)} row(s)",
+            counted(len(rows), "row"),
             FLAT_COLUMNS,
         )
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from textual.worker import get_current_worker
 
 from torchscan_tui.analysis.sorting import has_device_time
+from torchscan_tui.common.formatting import counted
 from torchscan_tui.formats.export import TRACE_PRIVACY_NOTE
 from torchscan_tui.formats.report import save_report
 from torchscan_tui.formats.report_schema import Report
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 class ProfileExports(ProfileBase):
     def action_export_rows(self) -> None:
         rows = self.view.rows_to_export(self.table.cursor)
-        what = f"{len(rows)} selected row(s)" if self.view.selected else "the highlighted row"
+        what = counted(len(rows), "selected row") if self.view.selected else "the highlighted row"
         hidden = self.view.hidden_selected()
         if hidden:
             what += f", {hidden} of them hidden by the filter"
@@ -30,7 +31,7 @@ class ProfileExports(ProfileBase):
             "torchscan-rows.csv",
             f"Exports {what}. The format follows the extension: .csv, .json or .md.",
             rows,
-            f"{len(rows)} row(s)",
+            counted(len(rows), "row"),
         )
 
     def action_export_trace(self) -> None:

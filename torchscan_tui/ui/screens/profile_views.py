@@ -13,6 +13,7 @@ from torchscan_tui.analysis.records import KernelRow
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, time_shares
 from torchscan_tui.analysis.sorting import SORT_FIELDS
 from torchscan_tui.analysis.step_summary import startup_words, step_line
+from torchscan_tui.common.formatting import counted
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.profile_base import ProfileBase
 from torchscan_tui.ui.widgets.charts import share_chart
@@ -83,7 +84,7 @@ class ProfileViews(ProfileBase):
             "Exports what each allocator held at the window's peak and each category's bytes "
             "at the traced step's peak: .csv, .json or .md.",
             rows,
-            f"{len(rows)} memory row(s)",
+            counted(len(rows), "memory row"),
             MEMORY_COLUMNS,
         )
 
