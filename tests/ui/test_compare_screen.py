@@ -8,7 +8,9 @@ from replay import make_row
 from textual.widgets import Input
 
 from torchscan_tui.analysis.compare import compare_reports
+from torchscan_tui.common.formatting import MISSING, format_ratio
 from torchscan_tui.ui.app import create_app
+from torchscan_tui.ui.screens.compare_screen import side_names
 from torchscan_tui.ui.widgets.compare_table import CompareTable
 
 
@@ -124,3 +126,35 @@ async def test_j_and_k_move_the_cursor_as_the_compare_help_says():
         assert table.cursor == 2
         await pilot.press("k")
         assert table.cursor == 1
+
+
+def test_the_sides_are_named_without_the_folders_they_share():
+    assert side_names("/runs/a/trace.json", "/runs/b/trace.json") == (
+        "a/trace.json",
+        "b/trace.json",
+    )
+    assert side_names("/t/before.json", "/t/after.json") == ("before.json", "after.json")
+    assert side_names("a.json", "b.json") == ("a.json", "b.json")
+    assert side_names("/runs", "/runs/b.json") == ("/runs", "/runs/b.json")  # one holds the other
+    assert side_names("/x/same.json", "/x/same.json") == ("/x/same.json", "/x/same.json")
+
+
+async def test_at_100_columns_the_heading_keeps_the_after_side_and_the_totals():
+    """Two whole paths had filled the line: the after side and the CPU totals were cut.
+    Now the folders both share are left out, and the totals wrap to a second line."""
+    before = "/work/shared/traces/trace_diff_control.json.gz"
+    after = "/work/shared/traces/resnet50_2021_cuda.pt.trace.json.gz"
+    rows = [make_row("aten::mm", [[8, 16]], 10, 0.010)]
+    app = create_app(diff=compare_reports({"operators": rows}, {"operators": rows}, before, after))
+    async with app.run_test(size=(100, 24)):
+        heading = app.main_screen.query_one("#run-header")
+        shown = " ".join(heading.render_line(y).text.strip() for y in range(heading.size.height))
+        assert "trace_diff_control.json.gz → resnet50_2021_cuda.pt.trace.json.gz" in shown, shown
+        assert "CPU self 10.000 ms → 10.000 ms" in shown, shown
+
+
+def test_a_large_ratio_fits_the_ratio_column():
+    assert [format_ratio(v) for v in (None, 1.5, 16.94, 99.99, 123.44, 1079.65, 99_999)] == [
+        MISSING, "1.50x", "16.94x", "99.99x", "123.4x", "1,080x", "99,999x"
+    ]  # fmt: skip
+    assert max(len(format_ratio(v)) for v in (99.995, 999.95, 99_999.4)) <= 7

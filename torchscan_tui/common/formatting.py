@@ -32,8 +32,16 @@ def format_signed_seconds(value: float | None) -> str:
 
 
 def format_ratio(value: float | None) -> str:
-    """after / before as ``1.50x``; None (nothing before to divide by) as the dash."""
-    return MISSING if value is None else f"{value:.2f}x"
+    """after / before as ``1.50x``, ``123.4x``, ``1,080x``: at most seven characters to
+    99,999x (the compare table's column; ``1079.65x`` was cut there); None (nothing
+    before to divide by) as the dash."""
+    if value is None:
+        return MISSING
+    if abs(value) < 99.995:
+        return f"{value:.2f}x"
+    if abs(value) < 999.95:
+        return f"{value:.1f}x"
+    return f"{value:,.0f}x"
 
 
 def format_duration(seconds: float | None) -> str:

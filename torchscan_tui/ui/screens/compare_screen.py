@@ -12,6 +12,7 @@ Filter, selection and export work as on the profile screen (both are a
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 
 from rich.console import RenderableType
@@ -170,6 +171,22 @@ class CompareScreen(RowsScreen):
         )
 
 
+def side_names(before: str, after: str) -> tuple[str, str]:
+    """The two sides as the heading names them: without the folders they share
+    (``runs/a/trace.json``, ``runs/b/trace.json`` -> ``a/trace.json``, ``b/trace.json``),
+    so that at 100 columns the after side and the totals are not cut off by two whole
+    paths. Names that are not two paths, or are one path, are kept as they are."""
+    if before == after or not (os.sep in before or os.sep in after):
+        return before, after
+    try:
+        shared = os.path.commonpath([os.path.abspath(before), os.path.abspath(after)])
+    except ValueError:  # nothing in common to take off
+        return before, after
+    names = (os.path.relpath(os.path.abspath(before), shared),
+             os.path.relpath(os.path.abspath(after), shared))  # fmt: skip
+    return (before, after) if os.curdir in names else names  # one side holds the other
+
+
 def compare_heading(diff: dict) -> Text:
     """Both sides' names and totals: CPU self, peak RSS and device self where known."""
     totals = diff["totals"]
@@ -178,11 +195,8 @@ def compare_heading(diff: dict) -> Text:
     text.append(" compare ", style="bold reverse")
     if diff.get("by") == "operator":
         text.append(" by operator ", style="reverse")
-    text.append(
-        f" {neutralise_controls(str(diff['before']))} → "
-        f"{neutralise_controls(str(diff['after']))}  ",
-        style="bold",
-    )
+    before, after = side_names(str(diff["before"]), str(diff["after"]))
+    text.append(f" {neutralise_controls(before)} → {neutralise_controls(after)}  ", style="bold")
     text.append(f"CPU self {format_seconds(cpu['before'])} → {format_seconds(cpu['after'])}",
                 style="dim")  # fmt: skip
     clean = totals.get("unprofiled_step_seconds") or {}
