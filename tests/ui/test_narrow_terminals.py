@@ -144,8 +144,8 @@ async def test_at_80_columns_the_header_says_where_the_run_is_before_the_device(
     report, source = open_profile(DATA / "alexnet_cuda.json.gz")
     app = create_app(report=report, report_path=source, show_clock=False)
     async with app.run_test(size=(80, 24)) as pilot:
-        await until(pilot, lambda: bool(app.main_screen.view.rows))
-        await pilot.pause()
-        shown = app.query_one(RunHeader).render_line(0).text
-        assert "attributed to operators" in app.query_one(RunHeader).heading.device
-        assert "alexnet_cuda.json.gz  done" in shown and "device cuda" in shown, shown
+        header = app.query_one(RunHeader)
+        await until(pilot, lambda: header.heading.phase == "done")
+        assert "attributed to operators" in header.heading.device
+        await until(pilot, lambda: "device cuda" in header.render_line(0).text)
+        assert "alexnet_cuda.json.gz  done" in header.render_line(0).text
