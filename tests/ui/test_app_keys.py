@@ -9,7 +9,7 @@ import threading
 import pytest
 from replay import ReplaySource, make_row, recorded_events, replay_source, sample_rows
 from textual import events
-from textual.widgets import Input
+from textual.widgets import Footer, Input
 
 from torchscan_tui.run.events import (
     PhaseChanged,
@@ -589,6 +589,39 @@ async def test_the_footer_offers_the_keys_that_apply_as_the_run_goes(wait, until
         await wait(pilot)
         await until(pilot, lambda: "Rerun" in footer_keys(app))
         assert "Cancel" not in footer_keys(app) and "Export" in footer_keys(app)
+
+
+async def test_typing_a_filter_composes_the_footer_once_for_the_focus(wait, until, monkeypatch):
+    """ "/" moves the focus, and the footer is composed for it (without "/ Filter").
+    Textual refreshes the bindings twice for one change of focus, and the screen once
+    more at the first character typed: each had composed the same keys again (~10 ms
+    of the UI thread)."""
+    composed: list[str] = []
+    original = Footer.recompose
+
+    async def counted_recompose(self):
+        composed.append(self.screen.focused.id if self.screen.focused else "")
+        await original(self)
+
+    monkeypatch.setattr(Footer, "recompose", counted_recompose)
+    app = create_app(source=replay_source(), show_clock=False)
+    async with app.run_test(size=(160, 30)) as pilot:
+        await wait(pilot)
+        await pilot.pause()
+        composed.clear()
+
+        def offered() -> set[str]:
+            return {key.action for key in app.query("FooterKey")}
+
+        await pilot.press("slash")
+        await until(pilot, lambda: "focus_filter" not in offered())
+        await pilot.press(*"add", "backspace")
+        await pilot.pause()
+        await pilot.pause()
+        assert composed == ["filter-input"], composed
+        await pilot.press("escape")  # back to the table: "/" is offered again
+        await until(pilot, lambda: "focus_filter" in offered())
+        assert composed == ["filter-input", "operator-table"], composed
 
 
 async def test_keys_typed_in_one_burst_after_slash_are_the_filters_text(wait):

@@ -49,7 +49,7 @@ def fitting_keys(keys: list[Widget], width: int) -> list[Widget]:
 
 class KeyFooter(Footer):
     """The footer, the most used keys first and only whole ones, with at most one
-    recompose waiting.
+    recompose waiting, and none for the keys it shows already.
 
     Textual's footer queues a full recompose (every key unmounted and mounted again,
     ~50 ms here) for each change of the bindings, and start-up alone makes six: the
@@ -60,6 +60,7 @@ class KeyFooter(Footer):
 
     _recompose_waiting = False
     _composed_width = 0
+    _composed_keys: object = None  # what the keys were composed from (see recompose)
 
     def compose(self) -> ComposeResult:
         widgets = list(super().compose())
@@ -90,5 +91,24 @@ class KeyFooter(Footer):
         )
 
     async def recompose(self) -> None:
+        """Compose the keys again, unless they would be the ones shown: Textual refreshes
+        the bindings twice for one change of focus (``/`` alone recomposed twice), and
+        the screen once more at the first character typed after it, each ~10 ms of the
+        UI thread for the same keys."""
         self._recompose_waiting = False
+        keys = self._keys_to_compose()
+        if keys is not None and keys == self._composed_keys:
+            return
+        self._composed_keys = keys
         await super().recompose()
+
+    def _keys_to_compose(self) -> tuple[object, ...] | None:
+        """What :meth:`compose` would make the keys of; None before the bindings are."""
+        if not self._bindings_ready:
+            return None
+        shown = tuple(
+            (binding.key, binding.action, binding.description, enabled, tooltip)
+            for _, binding, enabled, tooltip in self.screen.active_bindings.values()
+            if binding.show
+        )
+        return (self.size.width, shown)
