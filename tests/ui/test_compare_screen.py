@@ -146,7 +146,8 @@ async def test_at_100_columns_the_heading_keeps_the_after_side_and_the_totals():
     after = "/work/shared/traces/resnet50_2021_cuda.pt.trace.json.gz"
     rows = [make_row("aten::mm", [[8, 16]], 10, 0.010)]
     app = create_app(diff=compare_reports({"operators": rows}, {"operators": rows}, before, after))
-    async with app.run_test(size=(100, 24)):
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause()
         heading = app.main_screen.query_one("#run-header")
         shown = " ".join(heading.render_line(y).text.strip() for y in range(heading.size.height))
         assert "trace_diff_control.json.gz → resnet50_2021_cuda.pt.trace.json.gz" in shown, shown

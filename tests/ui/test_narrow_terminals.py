@@ -139,8 +139,8 @@ async def test_the_sampled_rss_curve_keeps_its_line_under_figures_that_wrap(wait
 
 async def test_at_80_columns_the_header_says_where_the_run_is_before_the_device(until):
     """A GPU trace's device words (~60 characters) came before the phase, and an
-    80-column header ended at "device cuda, 2.5 ms device time (98.2% attrib": no
-    "done", no failure, no spinner."""
+    80-column header ended at "device cuda, 66.203 ms device time (100.0%": no "done",
+    no failure, no spinner."""
     report, source = open_profile(DATA / "alexnet_cuda.json.gz")
     app = create_app(report=report, report_path=source, show_clock=False)
     async with app.run_test(size=(80, 24)) as pilot:
