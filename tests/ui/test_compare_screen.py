@@ -10,7 +10,7 @@ from textual.widgets import Input
 from torchscan_tui.analysis.compare import compare_reports
 from torchscan_tui.common.formatting import MISSING, format_ratio
 from torchscan_tui.ui.app import create_app
-from torchscan_tui.ui.screens.compare_screen import side_names
+from torchscan_tui.ui.widgets.compare_heading import side_names
 from torchscan_tui.ui.widgets.compare_table import CompareTable
 
 
@@ -141,7 +141,8 @@ def test_the_sides_are_named_without_the_folders_they_share():
 
 async def test_at_100_columns_the_heading_keeps_the_after_side_and_the_totals():
     """Two whole paths had filled the line: the after side and the CPU totals were cut.
-    Now the folders both share are left out, and the totals wrap to a second line."""
+    Now the folders both share are left out, and the totals take a second line where
+    the names and they do not fit on one (the heading had wrapped as "CPU" / "self ...")."""
     before = "/work/shared/traces/trace_diff_control.json.gz"
     after = "/work/shared/traces/resnet50_2021_cuda.pt.trace.json.gz"
     rows = [make_row("aten::mm", [[8, 16]], 10, 0.010)]
@@ -149,9 +150,17 @@ async def test_at_100_columns_the_heading_keeps_the_after_side_and_the_totals():
     async with app.run_test(size=(100, 24)) as pilot:
         await pilot.pause()
         heading = app.main_screen.query_one("#run-header")
-        shown = " ".join(heading.render_line(y).text.strip() for y in range(heading.size.height))
-        assert "trace_diff_control.json.gz → resnet50_2021_cuda.pt.trace.json.gz" in shown, shown
-        assert "CPU self 10.000 ms → 10.000 ms" in shown, shown
+        lines = [heading.render_line(y).text.strip() for y in range(heading.size.height)]
+        assert lines == [
+            "compare  trace_diff_control.json.gz → resnet50_2021_cuda.pt.trace.json.gz",
+            "CPU self 10.000 ms → 10.000 ms",
+        ], lines  # broken between the names and the totals, not inside a figure
+        await pilot.resize_terminal(160, 24)  # room for both: one line
+        await pilot.pause()
+        assert heading.size.height == 1
+        assert (
+            "resnet50_2021_cuda.pt.trace.json.gz  CPU self 10.000 ms" in heading.render_line(0).text
+        )
 
 
 def test_a_large_ratio_fits_the_ratio_column():

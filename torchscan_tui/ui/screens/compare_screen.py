@@ -12,21 +12,17 @@ Filter, selection and export work as on the profile screen (both are a
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 
 from rich.console import RenderableType
-from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.widgets import Static
 
 from torchscan_tui.analysis.compare import COMPARE_SORTS, FLAT_COLUMNS, flat_row
 from torchscan_tui.analysis.row_view import RowView
 from torchscan_tui.analysis.shares import FIELD_LABELS, chart_fields, delta_bars
 from torchscan_tui.analysis.sorting import Sort
-from torchscan_tui.common.formatting import counted, format_bytes, format_seconds
-from torchscan_tui.common.text import neutralise_controls
+from torchscan_tui.common.formatting import counted
 from torchscan_tui.ui.palette import palette_of
 from torchscan_tui.ui.screens.rows_screen import (
     FILTER_BINDINGS,
@@ -38,6 +34,7 @@ from torchscan_tui.ui.screens.rows_screen import (
     RowsScreen,
 )
 from torchscan_tui.ui.widgets.charts import delta_chart
+from torchscan_tui.ui.widgets.compare_heading import CompareHeading
 from torchscan_tui.ui.widgets.compare_table import CompareTable
 from torchscan_tui.ui.widgets.filter_bar import FilterBar
 from torchscan_tui.ui.widgets.key_footer import KeyFooter
@@ -89,7 +86,7 @@ class CompareScreen(RowsScreen):
         )
 
     def compose(self) -> ComposeResult:
-        yield Static(compare_heading(self.diff), id="run-header")
+        yield CompareHeading(self.diff, id="run-header")
         yield FilterBar(id="filter-bar")
         yield CompareTable(self.view, id="operator-table")
         yield StatusBar(id="status-bar")
@@ -119,7 +116,7 @@ class CompareScreen(RowsScreen):
         by = "shape" if self.diff.get("by") == "operator" else "operator"
         self.diff = self.rediff(by)
         self.view.set_rows(list(self.diff["rows"]))
-        self.query_one("#run-header", Static).update(compare_heading(self.diff))
+        self.query_one(CompareHeading).diff = self.diff
         self._show_rows()
         self.render_status()
         self.notify(
@@ -169,53 +166,3 @@ class CompareScreen(RowsScreen):
             counted(len(rows), "row"),
             FLAT_COLUMNS,
         )
-
-
-def side_names(before: str, after: str) -> tuple[str, str]:
-    """The two sides as the heading names them: without the folders they share
-    (``runs/a/trace.json``, ``runs/b/trace.json`` -> ``a/trace.json``, ``b/trace.json``),
-    so that at 100 columns the after side and the totals are not cut off by two whole
-    paths. Names that are not two paths, or are one path, are kept as they are."""
-    if before == after or not (os.sep in before or os.sep in after):
-        return before, after
-    try:
-        shared = os.path.commonpath([os.path.abspath(before), os.path.abspath(after)])
-    except ValueError:  # nothing in common to take off
-        return before, after
-    names = (os.path.relpath(os.path.abspath(before), shared),
-             os.path.relpath(os.path.abspath(after), shared))  # fmt: skip
-    return (before, after) if os.curdir in names else names  # one side holds the other
-
-
-def compare_heading(diff: dict) -> Text:
-    """Both sides' names and totals: CPU self, peak RSS and device self where known."""
-    totals = diff["totals"]
-    cpu = totals["cpu_self_seconds"]
-    text = Text()
-    text.append(" compare ", style="bold reverse")
-    if diff.get("by") == "operator":
-        text.append(" by operator ", style="reverse")
-    before, after = side_names(str(diff["before"]), str(diff["after"]))
-    text.append(f" {neutralise_controls(before)} → {neutralise_controls(after)}  ", style="bold")
-    text.append(f"CPU self {format_seconds(cpu['before'])} → {format_seconds(cpu['after'])}",
-                style="dim")  # fmt: skip
-    clean = totals.get("unprofiled_step_seconds") or {}
-    if clean.get("before") is not None and clean.get("after") is not None:
-        text.append(  # the script's own speed, without the profiler: what the gate uses
-            f"  step unprofiled {format_seconds(clean['before'])} → "
-            f"{format_seconds(clean['after'])}",
-            style="bold",
-        )
-    rss = totals.get("process_peak_rss") or {}
-    if rss.get("before") is not None or rss.get("after") is not None:
-        text.append(
-            f"  peak RSS {format_bytes(rss.get('before'))} → {format_bytes(rss.get('after'))}",
-            style="dim",
-        )
-    device = totals["device_self_seconds"]
-    if device["before"] is not None or device["after"] is not None:
-        text.append(
-            f"  device self {format_seconds(device['before'])} → {format_seconds(device['after'])}",
-            style="dim",
-        )
-    return text
