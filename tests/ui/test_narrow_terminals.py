@@ -149,3 +149,13 @@ async def test_at_80_columns_the_header_says_where_the_run_is_before_the_device(
         assert "attributed to operators" in header.heading.device
         await until(pilot, lambda: "device cuda" in header.render_line(0).text)
         assert "alexnet_cuda.json.gz  done" in header.render_line(0).text
+
+
+async def test_at_80_columns_the_filters_hint_shows_whole(wait):
+    """The hint was 82 characters: at 80 columns its last term, ``kind:runtime``, was
+    cut off, and with it the only sign that a filter can pick rows by kind."""
+    app = create_app(source=replay_source(rows=sample_rows()), show_clock=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await run(app, pilot, wait)
+        box = app.main_screen.query_one("#filter-input")
+        assert str(box.render_line(0).text).rstrip().endswith("* any dim; kind:runtime")

@@ -12,7 +12,7 @@ from textual.widgets import Input, Label
 from torchscan_tui.analysis.filtering import MAX_FILTER_CHARS
 from torchscan_tui.ui.literal import NO_CONTROLS, literal
 
-PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 match shapes; * any dim; kind:runtime"
+PLACEHOLDER = "/ filter: words match names; [8, 64] or 8x64 shapes; * any dim; kind:runtime"
 # A filter being typed is unfinished most of the time ("[4, *" before the "]"): its error
 # waits for a pause in the typing, as an editor's squiggles do, instead of flashing up
 # and going at every key. Showing or hiding it resizes the box (a screen layout).
