@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from rich.cells import cell_len
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import reactive
@@ -27,12 +26,12 @@ def side_names(before: str, after: str) -> tuple[str, str]:
     paths. Names that are not two paths, or are one path, are kept as they are."""
     if before == after or not (os.sep in before or os.sep in after):
         return before, after
+    whole = (os.path.abspath(before), os.path.abspath(after))
     try:
-        shared = os.path.commonpath([os.path.abspath(before), os.path.abspath(after)])
+        shared = os.path.commonpath(whole)
     except ValueError:  # nothing in common to take off
         return before, after
-    names = (os.path.relpath(os.path.abspath(before), shared),
-             os.path.relpath(os.path.abspath(after), shared))  # fmt: skip
+    names = (os.path.relpath(whole[0], shared), os.path.relpath(whole[1], shared))
     return (before, after) if os.curdir in names else names  # one side holds the other
 
 
@@ -46,7 +45,7 @@ def compare_heading(diff: dict[str, Any], width: int | None = None) -> Text:
     before, after = side_names(str(diff["before"]), str(diff["after"]))
     names.append(f" {neutralise_controls(before)} → {neutralise_controls(after)}", style="bold")
     totals = _totals(diff["totals"])
-    if width is not None and cell_len(names.plain) + 2 + cell_len(totals.plain) > width:
+    if width is not None and names.cell_len + 2 + totals.cell_len > width:
         return Text.assemble(names, "\n ", totals)
     return Text.assemble(names, "  ", totals)
 
