@@ -9,7 +9,8 @@ of steps after the last, as a long job's trace is. Each reader runs in a fresh p
 interleaved; printed: wall time, peak RSS (the kernel's ``ru_maxrss`` of that process),
 both over the file's size, and our ratios to each reference:
 
-- ours: ``open_profile`` (decode, group, summaries: the whole report) and
+- ours: ``open_profile`` (decode, group, summaries: the whole report), the same of the
+  trace gzipped (as ``tensorboard_trace_handler(use_gzip=True)`` writes it), and
   ``torchscan-tui TRACE --json OUT`` (the conversion);
 - the plugin (torch-tb-profiler 0.4.3): ``RunProfileData.from_json`` then ``process()`` and
   ``analyze()``, what its UI waits for;
@@ -55,7 +56,7 @@ from torchscan_tui.formats.opening import open_profile
 report, _ = open_profile(sys.argv[1])
 assert report["operators"]
 """
-OURS = ("ours (open)", "ours (--json)")
+OURS = ("ours (open)", "ours (open .gz)", "ours (--json)")
 JSON_LOAD = """
 import json, sys
 with open(sys.argv[1], "rb") as handle:
@@ -163,6 +164,16 @@ def clone_trace(copies: float, out: Path) -> int:
     return written
 
 
+def gzipped(trace: Path) -> Path:
+    """The trace gzipped beside it (written once, at gzip's default level 6)."""
+    compressed = trace.with_name(trace.name + ".gz")
+    if not compressed.exists():
+        with open(trace, "rb") as plain, gzip.open(compressed, "wb", compresslevel=6) as out:
+            while block := plain.read(16 << 20):
+                out.write(block)
+    return compressed
+
+
 def timed(argv: list[str], tree: bool = False) -> tuple[float, int]:
     """Wall seconds and peak RSS bytes of one process (``wait4``'s rusage). ``tree``: the
     peak is the larger of that and the summed Pss of the process and its children,
@@ -260,12 +271,15 @@ def main() -> None:
             count = int(written.stdout)
             print(f"wrote {count:,} events ({args.copies} copies of {SOURCE.name})")
         size = trace.stat().st_size
-        print(f"trace: {size / 2**20:.0f} MiB")
+        compressed = gzipped(trace)
+        print(f"trace: {size / 2**20:.0f} MiB; as .gz {compressed.stat().st_size / 2**20:.0f} MiB")
         out = Path(folder) / "out.json"
         python = sys.executable
         readers = {
             "json.load": [python, "-c", JSON_LOAD, str(trace)],
             "ours (open)": [python, "-c", OURS_OPEN, str(trace)],
+            # What tensorboard_trace_handler(use_gzip=True) writes: the same JSON.
+            "ours (open .gz)": [python, "-c", OURS_OPEN, str(compressed)],
             "ours (--json)": [
                 python,
                 "-m",
@@ -314,6 +328,9 @@ def main() -> None:
               f"({peak_mib * 2**20 / size:.3f}x the file); its process tree's summed Pss "
               f"{tree_mib:.0f} MiB ({tree_mib * 2**20 / size:.3f}x)")  # fmt: skip
         ours = medians.get("ours (open)")
+        if ours and "ours (open .gz)" in medians:
+            print(f"ours (open .gz) / ours (open): {medians['ours (open .gz)'][0] / ours[0]:.2f}"
+                  " in time (the same JSON, gzipped)")  # fmt: skip
         if ours:
             print(f"ours (open): {ours[0]:.2f} s, target <= 3 s; {ours[1] / size:.2f}x the "
                   "file's size in peak RSS, target <= 1x")  # fmt: skip

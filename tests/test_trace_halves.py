@@ -43,12 +43,19 @@ REAL_TRACES = [
 
 
 def _plain(name: str, folder: Path) -> Path:
-    """A test trace as a plain .json file (a .gz one is never split: no offsets)."""
+    """A test trace as a plain .json file."""
     source = DATA / name
     path = folder / name.removesuffix(".gz")
     path.write_bytes(
         gzip.decompress(source.read_bytes()) if name.endswith(".gz") else source.read_bytes()
     )
+    return path
+
+
+def _gzipped(name: str, folder: Path) -> Path:
+    """A test trace as a .json.gz file."""
+    path = folder / (name.removesuffix(".gz") + ".gz")
+    path.write_bytes(gzip.compress(_plain(name, folder).read_bytes()))
     return path
 
 
@@ -263,13 +270,97 @@ def test_the_object_limit_counts_both_halves(tmp_path, monkeypatch, split_any_si
     assert _read_in_halves(path) is not None
 
 
-def test_small_compressed_or_single_core_files_are_not_split(tmp_path, monkeypatch):
+def test_small_or_single_core_files_are_not_split(tmp_path, monkeypatch):
     path = _plain("cpu_trace.json", tmp_path)
     assert _read_in_halves(path) is None  # far under the size
+    assert _read_in_halves(DATA / "alexnet_cuda.json.gz") is None  # inflates far under it
     monkeypatch.setattr(halves, "SPLIT_FROM_BYTES", 0)
-    assert _read_in_halves(DATA / "alexnet_cuda.json.gz") is None
     monkeypatch.setattr(halves, "can_fork", lambda: False)
     assert _read_in_halves(path) is None
+    assert _read_in_halves(DATA / "alexnet_cuda.json.gz") is None
+
+
+@needs_fork
+@pytest.mark.parametrize("name", REAL_TRACES)
+def test_a_real_gz_trace_read_in_two_halves_gives_one_readers_columns_and_report(
+    name, tmp_path, split_any_size
+):
+    """What ``tensorboard_trace_handler(use_gzip=True)`` writes: both processes inflate
+    it from its start and cut it at the same event, found in the inflated text."""
+    path = _gzipped(name, tmp_path)
+    split = _read_in_halves(path)
+    assert split is not None
+    assert split.second_half_pid != PARENT, "the second half was read in a child"
+    assert children(PARENT) == [], "and the child is gone"
+    one_header, one = _one_reader(path)
+    assert split.header == one_header
+    _same_columns(one, split.columns)
+    assert dumps_report(open_profile(path)[0]) == dumps_report(open_profile(path, fork=False)[0])
+
+
+@needs_fork
+@pytest.mark.parametrize("share", [0.02, 0.5, 0.98])
+def test_wherever_a_gz_traces_cut_falls_the_columns_are_one_readers(
+    share, tmp_path, monkeypatch, split_any_size
+):
+    events = [_op(f"op{i % 37}", 10 * i, 5) for i in range(2000)]
+    events += [_memory(10 * i + 1, 64) for i in range(0, 2000, 7)]
+    path = tmp_path / "mixed.json.gz"
+    path.write_bytes(gzip.compress(_trace(events)))
+    monkeypatch.setattr(halves, "HEAD_SHARE", share)
+    split = _read_in_halves(path)
+    assert split is not None and split.second_half_pid != PARENT
+    _same_columns(_one_reader(path)[1], split.columns)
+
+
+@needs_fork
+def test_a_gz_whose_trailer_misleads_is_still_read_as_one_reader_reads_it(tmp_path, split_any_size):
+    """Two gzip members (the trailer gives the last one's size only), and a file cut
+    short (its last bytes are no trailer): the cut moves or is not made; what is read
+    is what one reader reads."""
+    text = _trace([_op(f"op{i % 37}", 10 * i, 5) for i in range(3000)])
+    members = tmp_path / "members.json.gz"
+    members.write_bytes(gzip.compress(text[:1000]) + gzip.compress(text[1000:]))
+    split = _read_in_halves(members)
+    assert split is not None and split.second_half_pid != PARENT
+    _same_columns(_one_reader(members)[1], split.columns)
+    whole = gzip.compress(text)
+    cut = tmp_path / "cut.json.gz"
+    cut.write_bytes(whole[: len(whole) * 9 // 10])
+    split_report, one = open_profile(cut)[0], open_profile(cut, fork=False)[0]
+    assert split_report["run"]["complete"] is False
+    assert dumps_report(split_report) == dumps_report(one)
+    assert children(PARENT) == []
+
+
+@needs_fork
+def test_a_gz_said_to_inflate_past_the_limit_is_not_split(tmp_path, monkeypatch, split_any_size):
+    """Its trailer's size over the inflation limit: one reader reads it, and refuses it
+    with its own message, instead of two processes inflating a bomb."""
+    path = _gzipped("cpu_trace.json", tmp_path)
+    monkeypatch.setenv("TORCHSCAN_MAX_DECOMPRESSED", "1000")
+    assert _read_in_halves(path) is None
+    with pytest.raises(ReportError, match="inflates past"):
+        open_profile(path)
+
+
+@needs_fork
+def test_a_gz_child_that_dies_has_this_process_read_the_second_half(
+    tmp_path, monkeypatch, split_any_size
+):
+    path = _gzipped("alexnet_cuda.json.gz", tmp_path)
+    read_tail = halves.read_tail
+
+    def dies_in_a_child(*args):
+        if os.getpid() != PARENT:
+            os._exit(3)
+        return read_tail(*args)
+
+    monkeypatch.setattr(halves, "read_tail", dies_in_a_child)
+    split = _read_in_halves(path)
+    assert split is not None and split.second_half_pid == PARENT, "read here after the child died"
+    _same_columns(_one_reader(path)[1], split.columns)
+    assert children(PARENT) == []
 
 
 def test_a_reader_sent_through_pickle_extends_another_as_one_reader_reads_on():

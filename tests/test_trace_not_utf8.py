@@ -90,6 +90,12 @@ def test_read_in_two_halves_it_is_the_same(tmp_path, split_any_size):
         split = read_in_halves(raw.fileno(), str(bad))
     assert split is not None and split.second_half_pid != os.getpid()
     assert _report(open_profile(bad)[0]) == _report(open_profile(good)[0])
+    zipped = tmp_path / "trace.json.gz"
+    zipped.write_bytes(gzip.compress(bad.read_bytes()))
+    with open_regular(str(zipped)) as raw:
+        split = read_in_halves(raw.fileno(), str(zipped))
+    assert split is not None and split.second_half_pid != os.getpid()
+    assert _report(open_profile(zipped)[0]) == _report(open_profile(good)[0])
 
 
 def test_a_binary_file_is_still_refused_in_one_line(tmp_path):

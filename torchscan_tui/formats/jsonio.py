@@ -153,6 +153,42 @@ def opened_file_chunks(
     yield from _chunks(raw, path, total, progress, STREAM_CHUNK, STREAM_INFLATE_READ)
 
 
+class _AtOffsets:
+    """A file read from its start at offsets (``pread``), as a file object's ``read`` and
+    ``tell``: a forked child reading the same descriptor never moves its shared position."""
+
+    def __init__(self, descriptor: int) -> None:
+        self._descriptor, self._offset = descriptor, 0
+
+    def read(self, size: int) -> bytes:
+        chunk = os.pread(self._descriptor, size, self._offset)
+        self._offset += len(chunk)
+        return chunk
+
+    def tell(self) -> int:
+        return self._offset
+
+
+def inflated_at_offsets(
+    descriptor: int, progress: Progress = no_progress, step: int = STREAM_CHUNK
+) -> Iterator[bytes]:
+    """The open ``.gz`` file's inflated bytes from its start, ``step`` at most a piece,
+    with the checks and errors of :func:`opened_file_chunks`, its compressed bytes read at
+    offsets: two processes may each inflate it from one open (formats/trace/halves.py)."""
+    total = max(os.fstat(descriptor).st_size, 1)
+    return _inflate(_AtOffsets(descriptor), total, progress, step, STREAM_INFLATE_READ)
+
+
+def inflated_size(descriptor: int) -> int | None:
+    """What the open ``.gz`` file says it inflates to (its trailer's ISIZE: the last
+    member's size, modulo 4 GiB): an estimate to plan by, never trusted as the size.
+    None for a file too short to have a trailer."""
+    size = os.fstat(descriptor).st_size
+    if size < 18:  # a gzip header (10 bytes) and its trailer (8)
+        return None
+    return int.from_bytes(os.pread(descriptor, 4, size - 4), "little")
+
+
 def _chunks(
     raw,
     path: str,
