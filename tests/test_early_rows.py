@@ -232,8 +232,13 @@ def test_only_a_big_trace_file_opens_in_the_app(trace, tmp_path, monkeypatch):
     assert not opens_in_app(str(tmp_path))
     packed = tmp_path / "alexnet.pt.trace.json.gz"
     packed.write_bytes(gzip.compress(trace.read_bytes()))
+    monkeypatch.setattr(opening, "IN_APP_BYTES", trace.stat().st_size + 1)
+    assert not opens_in_app(str(packed)), "it inflates to less than the size"
+    monkeypatch.setattr(opening, "IN_APP_BYTES", trace.stat().st_size)
+    assert opens_in_app(str(packed)), "a .gz by the size it inflates to, from its trailer"
+    monkeypatch.setattr(opening, "IN_APP_BYTES", 1 << 40)
     monkeypatch.setattr(opening, "IN_APP_GZIP_BYTES", 1)
-    assert opens_in_app(str(packed)), "a .gz by its size on disk"
+    assert opens_in_app(str(packed)), "or by its size on disk, whatever its trailer says"
 
 
 def test_a_stop_while_grouping_ends_the_run_at_once_and_the_file_is_let_go(trace, monkeypatch):
