@@ -210,10 +210,11 @@ def test_a_trace_whose_name_is_replaced_as_it_opens_is_read_as_first_opened(
 
 
 @needs_fork
+@pytest.mark.parametrize("written", [_plain, _gzipped], ids=["plain", "gz"])
 def test_a_child_that_dies_has_this_process_read_the_second_half(
-    tmp_path, monkeypatch, split_any_size
+    written, tmp_path, monkeypatch, split_any_size
 ):
-    path = _plain("alexnet_cuda.json.gz", tmp_path)
+    path = written("alexnet_cuda.json.gz", tmp_path)
     read_tail = halves.read_tail
 
     def dies_in_a_child(*args):
@@ -342,25 +343,6 @@ def test_a_gz_said_to_inflate_past_the_limit_is_not_split(tmp_path, monkeypatch,
     assert _read_in_halves(path) is None
     with pytest.raises(ReportError, match="inflates past"):
         open_profile(path)
-
-
-@needs_fork
-def test_a_gz_child_that_dies_has_this_process_read_the_second_half(
-    tmp_path, monkeypatch, split_any_size
-):
-    path = _gzipped("alexnet_cuda.json.gz", tmp_path)
-    read_tail = halves.read_tail
-
-    def dies_in_a_child(*args):
-        if os.getpid() != PARENT:
-            os._exit(3)
-        return read_tail(*args)
-
-    monkeypatch.setattr(halves, "read_tail", dies_in_a_child)
-    split = _read_in_halves(path)
-    assert split is not None and split.second_half_pid == PARENT, "read here after the child died"
-    _same_columns(_one_reader(path)[1], split.columns)
-    assert children(PARENT) == []
 
 
 def test_a_reader_sent_through_pickle_extends_another_as_one_reader_reads_on():
