@@ -345,6 +345,28 @@ def test_a_gz_said_to_inflate_past_the_limit_is_not_split(tmp_path, monkeypatch,
         open_profile(path)
 
 
+@pytest.mark.parametrize("piece", [1, 7, 4096, 1 << 20])
+def test_both_processes_find_the_same_cut_in_the_inflated_text_however_it_comes(piece, monkeypatch):
+    """A ``.gz``'s cut is found in the inflated text as it comes, in pieces whose sizes
+    zlib decides: the head up to the cut, the ``, `` between, and the tail from it are
+    the text, wherever the middle falls (in a piece, at its edge, past the window)."""
+    monkeypatch.setattr(halves, "MIDDLE_WINDOW", 1000)  # a few events: pieces cross it
+    text = _trace([_op(f"op{i}", 10 * i, 5) for i in range(40)])
+    for middle in (0, 1, 500, len(text) // 2, len(text) - 200):
+        pieces = [text[i : i + piece] for i in range(0, len(text), piece)]
+        head = b"".join(halves._head_to_cut(iter(pieces), middle))
+        tail = b"".join(halves._tail_from_cut(iter(pieces), middle))
+        assert head.endswith(b"}") and tail.startswith(b"{")
+        assert len(head) >= middle - 1 and head.startswith(text[:middle])
+        between = text[len(head) : len(text) - len(tail)]
+        assert head + between + tail == text and between.strip() == b","
+    pieces = [text[i : i + piece] for i in range(0, len(text), piece)]
+    with pytest.raises(stream.NotAnEventEnd):  # a middle past the text: no cut
+        b"".join(halves._head_to_cut(iter(pieces), len(text) + 10))
+    with pytest.raises(stream.NotStreamable):
+        b"".join(halves._tail_from_cut(iter(pieces), len(text) + 10))
+
+
 def test_a_reader_sent_through_pickle_extends_another_as_one_reader_reads_on():
     """The join itself, without a file: batches read by two readers, the second pickled
     (caches left behind) and taken in, as one reader reading all the batches."""
