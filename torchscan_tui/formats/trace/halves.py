@@ -178,10 +178,10 @@ def _head_to_cut(chunks: Iterator[bytes], middle: int) -> Iterator[bytes]:
     """The bytes of ``chunks`` up to the end of the event before the cut (see
     :func:`_window_at`); NotAnEventEnd where there is no cut."""
     window = yield from _window_at(chunks, middle)
-    found = EVENT_BOUNDARY.search(window, 0, MIDDLE_WINDOW)
-    if found is None:
+    cut = _cut_in(window)
+    if cut is None:
         raise NotAnEventEnd("no event start near the middle of the inflated text")
-    yield window[: found.start() + 1]
+    yield window[: cut[0]]
 
 
 def _tail_from_cut(chunks: Iterator[bytes], middle: int) -> Iterator[bytes]:
@@ -193,19 +193,18 @@ def _tail_from_cut(chunks: Iterator[bytes], middle: int) -> Iterator[bytes]:
         except StopIteration as reached:
             window = reached.value
             break
-    found = EVENT_BOUNDARY.search(window, 0, MIDDLE_WINDOW)
-    if found is None:
+    cut = _cut_in(window)
+    if cut is None:
         raise NotStreamable("no event start near the middle of the inflated text")
-    yield window[found.end() - 1 :]
+    yield window[cut[1] :]
     yield from chunks
 
 
 def _window_at(chunks: Iterator[bytes], middle: int) -> Generator[bytes, None, bytes]:
     """Yields the bytes of ``chunks`` before ``middle``, then returns the next
     :data:`MIDDLE_WINDOW` bytes or more (fewer where the text ends first), where both
-    processes look for the same cut: the first ``}, {`` in the window's first
-    :data:`MIDDLE_WINDOW` bytes, as a plain file's is looked for. The chunks after the
-    window are left in ``chunks``."""
+    processes look for the same cut (:func:`_cut_in`). The chunks after the window are
+    left in ``chunks``."""
     offset = 0
     for chunk in chunks:
         if offset + len(chunk) <= middle:
@@ -226,13 +225,17 @@ def _window_at(chunks: Iterator[bytes], middle: int) -> Generator[bytes, None, b
 
 
 def _event_start(descriptor: int, middle: int) -> tuple[int, int] | None:
-    """The first ``}, {`` from ``middle`` on: where the ``}`` ends (an event's end, if it
-    is between two events) and where the ``{`` is. None: none within the window."""
-    window = os.pread(descriptor, MIDDLE_WINDOW, middle)
-    found = EVENT_BOUNDARY.search(window)
-    if found is None:
-        return None
-    return middle + found.start() + 1, middle + found.end() - 1
+    """The cut in the plain file from ``middle`` on (see :func:`_cut_in`), as offsets."""
+    cut = _cut_in(os.pread(descriptor, MIDDLE_WINDOW, middle))
+    return None if cut is None else (middle + cut[0], middle + cut[1])
+
+
+def _cut_in(window: bytes) -> tuple[int, int] | None:
+    """The first ``}, {`` in the window's first :data:`MIDDLE_WINDOW` bytes: where the
+    ``}`` ends (an event's end, if it is between two events) and where the ``{`` is.
+    None: none there. Where both halves of a file are cut, plain or inflated."""
+    found = EVENT_BOUNDARY.search(window, 0, MIDDLE_WINDOW)
+    return None if found is None else (found.start() + 1, found.end() - 1)
 
 
 def range_chunks(
