@@ -13,6 +13,7 @@ import pytest
 from stacked_trace import write_stacked_memory_trace
 
 from torchscan_tui.formats import opening
+from torchscan_tui.formats.jsonio import file_chunks
 from torchscan_tui.formats.opening import open_profile
 from torchscan_tui.formats.report import read_file, save_report
 from torchscan_tui.formats.trace import stream
@@ -112,7 +113,7 @@ def test_events_a_consumer_keeps_still_read_as_the_file_wrote_them(tmp_path, sma
     path = tmp_path / "kept.json"
     path.write_bytes(_trace(events))
     kept: list = []
-    header = stream.stream_trace(opening.file_chunks(str(path)), kept.append)
+    header = stream.stream_trace(file_chunks(str(path)), kept.append)
     assert header.events == [] and len(kept) > 10, "read in many pieces"
     decoded = [event for batch in kept for event in batch]
     assert [event.name for event in decoded] == [event["name"] for event in events]

@@ -22,7 +22,6 @@ from torchscan_tui.formats.atomic import ExportError
 from torchscan_tui.formats.early_rows import EarlyRows
 from torchscan_tui.formats.jsonio import (
     Progress,
-    file_chunks,
     inflated_size,
     no_progress,
     open_regular,
@@ -123,34 +122,32 @@ def opens_in_app(path: str) -> bool:
     not a report's. Anything else, or a file that cannot be read, is opened before the
     app starts, as before, so its errors are said the same way."""
     try:
-        size = os.stat(path).st_size
+        raw = open_regular(path)  # one open: its size, trailer and first bytes
     except OSError:
         return False
-    if not _big_enough(path, size):
-        return False
-    from torchscan_tui.formats.trace.salvage import EVENTS_KEY
+    with raw:
+        if not _big_enough(path, raw.fileno()):
+            return False
+        from torchscan_tui.formats.trace.salvage import EVENTS_KEY
 
-    try:
-        with closing(file_chunks(path)) as chunks:
-            first = next(chunks, b"")
-    except (OSError, ValueError, EOFError, zlib.error):
-        return False
+        try:
+            with closing(opened_file_chunks(raw, path)) as chunks:
+                first = next(chunks, b"")
+        except (OSError, ValueError, EOFError, zlib.error):
+            return False
     return not looks_like_report(first) and EVENTS_KEY.search(first) is not None
 
 
-def _big_enough(path: str, size: int) -> bool:
-    """Whether the file (``size`` bytes on disk) holds :data:`IN_APP_BYTES` of JSON: a
-    ``.gz`` by the size its trailer says (an estimate: a trailer that overstates only
-    has the file read in the app, as any big one is), or by its size on disk."""
+def _big_enough(path: str, descriptor: int) -> bool:
+    """Whether the open file holds :data:`IN_APP_BYTES` of JSON: a ``.gz`` by the size
+    its trailer says (an estimate: a trailer that overstates only has the file read in
+    the app, as any big one is), or by its size on disk."""
+    size = os.fstat(descriptor).st_size
     if not path.endswith(".gz"):
         return size >= IN_APP_BYTES
     if size >= IN_APP_GZIP_BYTES:
         return True
-    try:
-        with open_regular(path) as raw:
-            said = inflated_size(raw.fileno())
-    except OSError:
-        return False
+    said = inflated_size(descriptor)
     return said is not None and said >= IN_APP_BYTES
 
 
