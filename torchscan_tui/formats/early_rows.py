@@ -36,7 +36,7 @@ if TYPE_CHECKING:  # the trace machinery is imported when a trace is read
     from torchscan_tui.formats.trace.columns import ColumnReader
 
 # Of reading, before the part read is grouped and shown. Once the stream read faster
-# (docs/performance.md, the eighth stop), 1 s read a third of a 1M-event trace (alone),
+# (docs/scale-history.md, the eighth stop), 1 s read a third of a 1M-event trace (alone),
 # and grouping it put the app's first rows at ~2.5 s; 0.5 s reads a fifth: they show at
 # ~1.4 s, and the whole comes sooner too (the part grouped first is smaller): 6.8-7.1 ->
 # 5.7-6.2 s.

@@ -111,7 +111,7 @@ class TraceSource:
                 # all came 10-11 s after the start in line here, 6.4-7.4 s so. Its peak
                 # with the children was 0.98-1.03x the file's size until the grouping's
                 # own peak came down (the op-id map, the sort): 0.85-0.96x now, where
-                # issue 31 asks <= 1x (docs/performance.md, the fourteenth stop).
+                # issue 31 asks <= 1x (docs/scale-history.md, the fourteenth stop).
                 opened = open_profile_paged(self.path, progress, None, True, early)
         except ReadingStopped:
             return
