@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -228,3 +230,31 @@ def test_an_id_past_64_bits_keeps_every_column_aligned(tmp_path):
     assert len(columns.names) == len(columns.starts) == len(columns.correlation_ids) == 6
     (row,) = open_profile(path)[0]["operators"]
     assert row["calls"] == 6
+
+
+@pytest.mark.parametrize("event_bytes", [40, 300, 3000, 30_000])
+def test_a_pieces_boundaries_are_the_nearest_ones_whatever_the_events_size(event_bytes):
+    """The boundaries tried for a cut are the nearest few to the piece's end, found in a
+    short window first and a wider one only where it holds too few (stream._boundaries):
+    the same as searching the whole wide window, for small events and for events bigger
+    than either window."""
+
+    def wide_search(text, start, limit):  # what one search of the wide window gives
+        near = max(start, limit - stream.BOUNDARY_WINDOW)
+        found = [m.start() for m in re.finditer(rb"\}\s*,\s*\{", text[:limit])
+                 if m.start() >= near and m.end() <= limit]  # fmt: skip
+        if not found and near > start:
+            found = [m.start() for m in re.finditer(rb"\}\s*,\s*\{", text[:limit])
+                     if m.start() >= start]  # fmt: skip
+        return found[::-1][: stream.TRIES]
+
+    chance = random.Random(event_bytes)
+    events = [
+        json.dumps({"name": "x" * chance.randrange(1, event_bytes), "ph": "X"}).encode()
+        for _ in range(400)
+    ]
+    text = b"[" + b", ".join(events) + b"]"
+    for _ in range(200):
+        start = chance.randrange(1, len(text) // 2)
+        limit = chance.randrange(start, len(text))
+        assert stream._boundaries(text, start, limit) == wide_search(text, start, limit)

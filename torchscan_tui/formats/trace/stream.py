@@ -32,7 +32,8 @@ from torchscan_tui.formats.trace.salvage import EVENT_BOUNDARY, EVENTS_KEY
 # page: a 1M-event trace's stream took 190k page faults and 2.25 s, now 30k and 1.7 s.
 BATCH_BYTES = 256 << 10
 HEAD_LIMIT = 1 << 20  # where ``"traceEvents": [`` must start (after deviceProperties)
-BOUNDARY_WINDOW = 1 << 16  # how far back boundaries are looked for first
+NEAR_WINDOW = 1 << 13  # where boundaries are looked for first (events are ~0.3 KiB)
+BOUNDARY_WINDOW = 1 << 16  # how far back they are looked for next
 TRIES = 4  # boundaries tried from the last before giving up on a piece
 TAIL_TRIES = 256  # ``]`` tried as the array's end (the last event's shapes hold some)
 _DECODE_ERRORS = (msgspec.DecodeError, msgspec.ValidationError)
@@ -200,9 +201,17 @@ def _feed(decode: Decode, text: bytearray, start: int, consume: Callable[[list],
 
 def _boundaries(text: bytes | bytearray, start: int, limit: int) -> list[int]:
     """Offsets of the ``}`` of each ``}, {`` between ``start`` and ``limit`` in ``text``,
-    the nearest to ``limit`` first (those within :data:`BOUNDARY_WINDOW` of it, else any)."""
-    near = max(start, limit - BOUNDARY_WINDOW)
-    found = [match.start() for match in EVENT_BOUNDARY.finditer(text, near, limit)]
+    the nearest to ``limit`` first (those within :data:`BOUNDARY_WINDOW` of it, else any).
+
+    The :data:`TRIES` nearest are nearly always in the last few KiB, so those are
+    searched first (:data:`NEAR_WINDOW`), and the wider window only where they hold
+    fewer: the same boundaries, for an eighth of the search (the regex scanned a quarter
+    of every piece: ~4% of a big trace's read)."""
+    for window in (NEAR_WINDOW, BOUNDARY_WINDOW):
+        near = max(start, limit - window)
+        found = [match.start() for match in EVENT_BOUNDARY.finditer(text, near, limit)]
+        if len(found) >= TRIES or near == start:
+            break
     if not found and near > start:
         found = [match.start() for match in EVENT_BOUNDARY.finditer(text, start, limit)]
     return found[::-1][:TRIES]
