@@ -235,3 +235,21 @@ def test_durations_read_as_floats_give_their_nanoseconds_exactly():
     expected = [int(text.replace(".", "")) for text in texts]
     assert nanoseconds(read) == expected
     assert nanoseconds([*read, Decimal("1661203467502638.123")])[:-1] == expected
+
+
+def test_a_rank_directory_says_how_many_of_its_ranks_are_read(tmp_path):
+    """The line while a job's rank traces are read counts ranks, and its share follows:
+    "1 of 2 ranks read  50%" (it said "rank 1 of  50%", which read as a share of ranks)."""
+    from torchscan_tui.cli.open_progress import ranks_read
+    from torchscan_tui.formats.ranks import open_rank_directory
+
+    trace = json.loads((DATA / "cpu_trace.json").read_text())
+    for rank in (0, 1):
+        trace["distributedInfo"] = {"rank": rank, "world_size": 2, "backend": "gloo"}
+        (tmp_path / f"rank-{rank}.json").write_text(json.dumps(trace))
+    stream = io.StringIO()
+    with ProgressLine("ranks", stream, force=True) as progress:
+        assert open_rank_directory(tmp_path, ranks_read(progress), workers=1) is not None
+    written = stream.getvalue()
+    assert "opening ranks: 1 of 2 ranks read  50%" in written
+    assert "opening ranks: 2 of 2 ranks read 100%" in written

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from torchscan_tui.cli.progress_line import ProgressLine
 from torchscan_tui.common.gcpause import freeze_long_lived, gc_paused
+from torchscan_tui.formats.jsonio import Progress
 from torchscan_tui.formats.opening import Opened, open_profile_paged
 from torchscan_tui.formats.report_pages import PendingRows
 
@@ -81,6 +82,12 @@ def open_with_progress(
         return opened
 
 
+def ranks_read(progress: Progress) -> Callable[[int, int], None]:
+    """``progress`` told as each rank's trace is read: "3 of 16 ranks read" (it said
+    "rank 3 of", the line's share after it, which read "rank 3 of 19%")."""
+    return lambda done, of: progress(f"{done} of {of} ranks read", done / of)
+
+
 def open_ranks_with_progress(folder: str) -> Opened | None:
     """A directory of one trace per rank as one session (see formats/ranks.py), saying
     each rank as it is read; None when it is not one."""
@@ -88,9 +95,7 @@ def open_ranks_with_progress(folder: str) -> Opened | None:
     from torchscan_tui.formats.ranks import open_rank_directory
 
     with ProgressLine(os.path.basename(os.path.normpath(folder))) as progress:
-        opened = open_rank_directory(
-            folder, lambda done, of: progress(f"rank {done} of", done / of)
-        )
+        opened = open_rank_directory(folder, ranks_read(progress))
     if opened is None:
         return None
     freeze_long_lived()
