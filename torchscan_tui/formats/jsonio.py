@@ -169,14 +169,12 @@ class _AtOffsets:
         return self._offset
 
 
-def inflated_at_offsets(
-    descriptor: int, progress: Progress = no_progress, step: int = STREAM_CHUNK
-) -> Iterator[bytes]:
-    """The open ``.gz`` file's inflated bytes from its start, ``step`` at most a piece,
-    with the checks and errors of :func:`opened_file_chunks`, its compressed bytes read at
+def inflated_at_offsets(descriptor: int, progress: Progress = no_progress) -> Iterator[bytes]:
+    """The open ``.gz`` file's inflated bytes from its start, in the pieces and with the
+    checks and errors of :func:`opened_file_chunks`, its compressed bytes read at
     offsets: two processes may each inflate it from one open (formats/trace/halves.py)."""
     total = max(os.fstat(descriptor).st_size, 1)
-    return _inflate(_AtOffsets(descriptor), total, progress, step, STREAM_INFLATE_READ)
+    return _inflate(_AtOffsets(descriptor), total, progress, STREAM_CHUNK, STREAM_INFLATE_READ)
 
 
 def inflated_size(descriptor: int) -> int | None:

@@ -162,14 +162,13 @@ def _compressed_halves(descriptor: int, progress: Progress) -> _Halves | None:
     if said is None or not SPLIT_FROM_BYTES <= said <= inflate_limit(compressed):
         return None  # small, or said past the limit: one reader (and its error)
     middle = int(said * HEAD_SHARE)
-    inflate = partial(inflated_at_offsets, step=STREAM_CHUNK)
 
     def head_progress(stage: str, fraction: float) -> None:
         progress(stage, min(fraction / HEAD_SHARE, 1.0))  # the head is the first half
 
     return _Halves(
-        head=lambda: _head_to_cut(inflate(descriptor, head_progress), middle),
-        tail=lambda: _tail_from_cut(inflate(descriptor), middle),
+        head=lambda: _head_to_cut(inflated_at_offsets(descriptor, head_progress), middle),
+        tail=lambda: _tail_from_cut(inflated_at_offsets(descriptor), middle),
         share=HEAD_SHARE,
     )
 
